@@ -1,0 +1,58 @@
+# offload: the two everyday commands are `make run` and `make test`; both create .venv when missing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export AWS_CDK_DISABLE_NOTICES := 1
+export CDK_DISABLE_VERSION_CHECK := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+test: venv node_modules/.installed lint typecheck
+	$(VENV)/bin/pytest -n 2 --dist loadgroup
+
+unit: venv
+	$(VENV)/bin/pytest tests/unit
+
+synth: venv node_modules/.installed
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet
+
+deploy: venv node_modules/.installed
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk deploy
+
+openapi: venv
+	$(PY) -m lambdas.handlers.api > docs/openapi.json
+
+run: venv node_modules/.installed
+	$(PY) -m local_runtime
+
+demo: venv
+	$(PY) -m local_runtime.demo
+
+bench: venv
+	$(PY) -m bench
+
+clean:
+	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache

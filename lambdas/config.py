@@ -1,0 +1,68 @@
+"""Names and tunables shared by the functions, the stack (`infra/`) and the local runtime.
+
+Everything here is a plain constant so that importing it costs nothing at cold start. The stack turns
+these into resource properties and environment variables; the functions read the environment through
+the settings models in `lambdas.models.settings`.
+"""
+
+from typing import Final
+
+SERVICE_NAME: Final = "offload"
+METRICS_NAMESPACE: Final = "Offload"
+
+# Environment variable names: the contract between the stack and the functions.
+ENV_JOBS_TABLE: Final = "JOBS_TABLE_NAME"
+ENV_DELIVERIES_TABLE: Final = "DELIVERIES_TABLE_NAME"
+ENV_QUEUE_URL: Final = "QUEUE_URL"
+ENV_DLQ_URL: Final = "DLQ_URL"
+ENV_ALERTS_TOPIC_ARN: Final = "ALERTS_TOPIC_ARN"
+ENV_UPLOADS_BUCKET: Final = "UPLOADS_BUCKET_NAME"
+ENV_WEBHOOK_SECRET_ARN: Final = "WEBHOOK_SECRET_ARN"
+ENV_SENDER_EMAIL: Final = "SENDER_EMAIL"
+ENV_BACKOFF_BASE_SECONDS: Final = "BACKOFF_BASE_SECONDS"
+ENV_BACKOFF_CAP_SECONDS: Final = "BACKOFF_CAP_SECONDS"
+ENV_LEASE_SECONDS: Final = "LEASE_SECONDS"
+ENV_RECOVERY_GRACE_SECONDS: Final = "RECOVERY_GRACE_SECONDS"
+ENV_STATUS_SHARDS: Final = "STATUS_SHARDS"
+ENV_FINISHED_TTL_DAYS: Final = "FINISHED_TTL_DAYS"
+ENV_WORKER_CONCURRENCY: Final = "WORKER_CONCURRENCY"
+ENV_ALLOW_HTTP_WEBHOOKS: Final = "ALLOW_HTTP_WEBHOOKS"
+ENV_THUMBNAIL_SIZES: Final = "THUMBNAIL_SIZES"
+ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
+
+# Lifecycle tunables (defaults; the stack may override them from CDK context).
+DEFAULT_MAX_ATTEMPTS: Final = 5
+MAX_ATTEMPTS_LIMIT: Final = 10
+MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
+BACKOFF_BASE_SECONDS: Final = 10
+BACKOFF_CAP_SECONDS: Final = 300
+MAX_BODY_BYTES: Final = 256 * 1024
+STATUS_SHARDS: Final = 8
+FINISHED_TTL_DAYS: Final = 30
+
+# Functions and their event sources.
+WORKER_TIMEOUT_SECONDS: Final = 60
+# A lease outlives the worker's own timeout, so only a worker that is really gone loses its job.
+LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + 30
+# AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
+VISIBILITY_TIMEOUT_SECONDS: Final = 6 * WORKER_TIMEOUT_SECONDS
+WORKER_BATCH_SIZE: Final = 10
+WORKER_BATCHING_WINDOW_SECONDS: Final = 5
+WORKER_MAX_CONCURRENCY: Final = 10
+WORKER_CONCURRENCY: Final = 10  # messages of one batch processed at once inside one invocation
+DLQ_BATCH_SIZE: Final = 5
+DLQ_BATCHING_WINDOW_SECONDS: Final = 30
+# SQS redrive is only a backstop: the job record decides when a job is exhausted. The headroom covers
+# throttled receives (AWS advises at least 5) on top of the most attempts a job may ask for.
+MAX_RECEIVE_COUNT: Final = MAX_ATTEMPTS_LIMIT + 5
+MAIN_QUEUE_RETENTION_DAYS: Final = 4
+DLQ_RETENTION_DAYS: Final = 14
+RECOVERY_RATE_MINUTES: Final = 5
+RECOVERY_TIMEOUT_SECONDS: Final = 120
+# A pending job whose message should have been consumed this long ago is treated as having lost it.
+RECOVERY_GRACE_SECONDS: Final = 300
+
+# Uploads and file processing.
+UPLOAD_URL_EXPIRES_SECONDS: Final = 900
+MAX_FILE_BYTES: Final = 50 * 1024 * 1024
+THUMBNAIL_SIZES: Final = (128, 512)
