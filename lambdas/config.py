@@ -66,3 +66,13 @@ RECOVERY_GRACE_SECONDS: Final = 300
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)
+
+# Metrics (EMF, namespace METRICS_NAMESPACE, dimension service=SERVICE_NAME). The stack alarms on METRIC_DEAD.
+METRIC_SUBMITTED: Final = "JobSubmitted"
+METRIC_SUCCEEDED: Final = "JobSucceeded"
+METRIC_RETRIED: Final = "JobRetried"
+METRIC_DEAD: Final = "JobDead"
+METRIC_DURATION: Final = "JobDuration"  # milliseconds, with a jobType dimension as well
+METRIC_RECOVERED: Final = "JobRecovered"
+
+STACK_ID: Final = "Offload"
