@@ -36,9 +36,13 @@ class WorkerSettings(JobsTableSettings):
     backoff_base_seconds: float = Field(
         alias=config.ENV_BACKOFF_BASE_SECONDS, default=config.BACKOFF_BASE_SECONDS, gt=0
     )
-    backoff_cap_seconds: float = Field(alias=config.ENV_BACKOFF_CAP_SECONDS, default=config.BACKOFF_CAP_SECONDS, gt=0)
+    backoff_cap_seconds: float = Field(
+        alias=config.ENV_BACKOFF_CAP_SECONDS, default=config.BACKOFF_CAP_SECONDS, gt=0
+    )
     lease_seconds: int = Field(alias=config.ENV_LEASE_SECONDS, default=config.LEASE_SECONDS, gt=0)
-    concurrency: int = Field(alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100)
+    concurrency: int = Field(
+        alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
+    )
 
 
 class DeadLetterSettings(JobsTableSettings):
@@ -47,4 +51,6 @@ class DeadLetterSettings(JobsTableSettings):
 
 class RecoverySettings(JobsTableSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
-    grace_seconds: int = Field(alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0)
+    grace_seconds: int = Field(
+        alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
+    )

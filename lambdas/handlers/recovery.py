@@ -1,0 +1,42 @@
+"""The `recovery` function: runs on a schedule and re-sends jobs whose message or worker was lost."""
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from lambdas import config
+from lambdas.lifecycle.recovery import Sweeper
+from lambdas.models.settings import RecoverySettings
+from lambdas.observability import logger, metrics, tracer
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+# Stop starting new work this long before the function's timeout.
+_SAFETY_MARGIN_MS = 10_000
+
+
+@cache
+def _sweeper() -> Sweeper:
+    settings = RecoverySettings.load()
+    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
+    return Sweeper(store, JobQueue(settings.queue_url), settings.grace_seconds)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    report = _sweeper().sweep(lambda: context.get_remaining_time_in_millis() > _SAFETY_MARGIN_MS)
+    if report.requeued:
+        metrics.add_metric(name=config.METRIC_RECOVERED, unit=MetricUnit.Count, value=report.requeued)
+    summary: dict[str, Any] = {
+        "requeuedPending": report.requeued_pending,
+        "requeuedExpired": report.requeued_expired,
+        "parentsFinished": report.parents_finished,
+        "outOfTime": report.out_of_time,
+        "errors": len(report.errors),
+    }
+    logger.info("sweep finished", extra=summary)
+    return summary

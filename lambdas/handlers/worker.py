@@ -1,0 +1,60 @@
+"""The `worker` function: the main queue's consumer (SQS event source, ReportBatchItemFailures)."""
+
+from collections import Counter
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from lambdas import config
+from lambdas.jobs.types import register_builtin_types
+from lambdas.lifecycle.worker import MessageResult, Outcome, QueueMessage, Worker
+from lambdas.models.settings import WorkerSettings
+from lambdas.observability import logger, metrics, tracer
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+_COUNTED = {
+    Outcome.SUCCEEDED: config.METRIC_SUCCEEDED,
+    Outcome.WAITING: config.METRIC_SUCCEEDED,
+    Outcome.RETRIED: config.METRIC_RETRIED,
+}
+
+
+@cache
+def _worker() -> Worker:
+    settings = WorkerSettings.load()
+    register_builtin_types()
+    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
+    return Worker(settings, store, JobQueue(settings.queue_url), JobQueue(settings.dlq_url))
+
+
+def _emit_metrics(results: list[MessageResult]) -> None:
+    # Emitted here, on the handler's thread: the metrics buffer is not shared with the job threads.
+    for outcome, count in Counter(r.outcome for r in results).items():
+        if outcome in _COUNTED:
+            metrics.add_metric(name=_COUNTED[outcome], unit=MetricUnit.Count, value=count)
+    for result in results:
+        if result.duration_ms is None or result.job_type is None:
+            continue
+        with single_metric(
+            name=config.METRIC_DURATION,
+            unit=MetricUnit.Milliseconds,
+            value=result.duration_ms,
+            namespace=config.METRICS_NAMESPACE,
+            default_dimensions={"service": config.SERVICE_NAME},
+        ) as metric:
+            metric.add_dimension(name="jobType", value=result.job_type)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    messages = [QueueMessage.from_record(record) for record in event.get("Records", [])]
+    results = _worker().process_batch(messages, context.get_remaining_time_in_millis)
+    _emit_metrics(results)
+    outcomes = Counter(r.outcome.value for r in results)
+    logger.info("batch processed", size=len(results), outcomes=dict(outcomes))
+    return {"batchItemFailures": [{"itemIdentifier": r.message_id} for r in results if r.failed]}

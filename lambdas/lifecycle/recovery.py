@@ -1,0 +1,90 @@
+"""The sweeper: finds jobs whose message was lost or whose worker died, and sends them again.
+
+- `pending` jobs whose message should have been consumed more than `grace` seconds ago: the
+  SendMessage after the put failed, or the message was lost. A job that is only waiting out its
+  backoff is not overdue (its due time is when its message becomes visible), so it is left alone.
+- `processing` jobs whose lease expired: the worker crashed or timed out. They go back to `pending`.
+- `waiting` parents whose check is due: finished if all their children have (a repair for a child
+  whose last step was interrupted), else checked again later.
+Each re-send is preceded by a conditional update, so overlapping sweeps send a job at most once.
+The sweep pages through everything overdue until its time budget runs out; the next sweep goes on.
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from lambdas.models.job import Job, JobStatus
+from lambdas.observability import log_transition, logger
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+
+@dataclass
+class SweepReport:
+    requeued_pending: int = 0
+    requeued_expired: int = 0
+    parents_finished: int = 0
+    out_of_time: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def requeued(self) -> int:
+        return self.requeued_pending + self.requeued_expired
+
+
+class Sweeper:
+    def __init__(self, store: JobStore, queue: JobQueue, grace_seconds: int) -> None:
+        self._store = store
+        self._queue = queue
+        self._grace = grace_seconds
+
+    def sweep(self, has_time: Callable[[], bool]) -> SweepReport:
+        report = SweepReport()
+        now = self._store.now()
+        lost = self._store.by_status(JobStatus.PENDING, due_before=now - self._grace)
+        expired = self._store.by_status(JobStatus.PROCESSING, due_before=now)
+        parents = self._store.by_status(JobStatus.WAITING, due_before=now)
+        for jobs, action in ((lost, self._resend), (expired, self._resend), (parents, self._settle)):
+            if not self._each(jobs, action, has_time, report):
+                report.out_of_time = True
+                break
+        return report
+
+    def _each(
+        self,
+        jobs: Iterable[Job],
+        action: Callable[[Job, SweepReport], None],
+        has_time: Callable[[], bool],
+        report: SweepReport,
+    ) -> bool:
+        for job in jobs:
+            if not has_time():
+                return False
+            try:
+                action(job, report)
+            except Exception as error:
+                logger.exception("recovery of one job failed; the next sweep retries it", jobId=job.job_id)
+                report.errors.append(f"{job.job_id}: {type(error).__name__}")
+        return True
+
+    def _resend(self, job: Job, report: SweepReport) -> None:
+        reason = None
+        if job.status is JobStatus.PROCESSING:
+            reason = f"lease expired on attempt {job.attempts}: the worker crashed or timed out"
+        if not self._store.requeue(job, self._grace, reason):
+            return  # another sweep got there first, or the job moved on
+        self._queue.send(job.job_id)
+        if job.status is JobStatus.PROCESSING:
+            report.requeued_expired += 1
+            log_transition(
+                job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, reason
+            )
+        else:
+            report.requeued_pending += 1
+            logger.info("lost message re-sent", jobId=job.job_id)
+
+    def _settle(self, job: Job, report: SweepReport) -> None:
+        finished = self._store.settle_parent(job.job_id, self._grace)
+        if finished is not None:
+            report.parents_finished += 1
+            log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)

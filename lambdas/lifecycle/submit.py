@@ -1,0 +1,114 @@
+"""Accepting a job: validate, write it durably, then enqueue it.
+
+The job record is written before the message is sent. If SendMessage fails after the put, the job is
+still durable and `pending`; the recovery sweep sends its message once it is overdue. So the caller
+gets 202 either way, and no accepted job depends on the queue call succeeding.
+"""
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
+
+from lambdas.jobs import registry
+from lambdas.jobs.base import InvalidPayloadError
+from lambdas.models.api import SubmitJobRequest
+from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.observability import log_transition, logger
+from lambdas.store.errors import JobExistsError
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+# Idempotent submissions get a job id derived from (caller, key): a replay finds the same item.
+_IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1c1d9e-3f5b-4c1e-9a57-0ffb0ad00b1d")
+
+
+class UnknownJobTypeError(LookupError):
+    pass
+
+
+class PayloadInvalidError(ValueError):
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class IdempotencyConflictError(Exception):
+    """The Idempotency-Key was used before with a different request body."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job: Job
+    created: bool
+
+
+def _request_hash(request: SubmitJobRequest) -> str:
+    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
+    try:
+        job_type = registry.get(request.type)
+    except registry.UnknownJobTypeError:
+        job_type = None
+    if job_type is None or not job_type.public:
+        known = ", ".join(t.name for t in registry.public_types())
+        raise UnknownJobTypeError(f"unknown job type {request.type!r}; known types: {known}")
+    try:
+        payload = job_type.payload_model.model_validate(request.payload)
+    except ValidationError as error:
+        details = [
+            {"loc": ["payload", *error_item["loc"]], "msg": error_item["msg"], "type": error_item["type"]}
+            for error_item in error.errors(include_url=False, include_input=False)
+        ]
+        raise PayloadInvalidError(f"payload is not a valid {request.type} payload", details) from None
+    if job_type.check_submission is not None:
+        try:
+            job_type.check_submission(payload)
+        except InvalidPayloadError as error:
+            raise PayloadInvalidError(str(error)) from None
+    return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def submit(
+    request: SubmitJobRequest,
+    store: JobStore,
+    queue: JobQueue,
+    idempotency_key: str | None = None,
+    caller: str = "",
+) -> Submitted:
+    payload = _validated_payload(request)
+    request_hash = None
+    if idempotency_key:
+        job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller}\n{idempotency_key}"))
+        request_hash = _request_hash(request)
+    else:
+        job_id = str(uuid.uuid4())
+    new = NewJob(
+        job_id=job_id,
+        job_type=request.type,
+        payload=payload,
+        max_attempts=request.max_attempts,
+        delay_seconds=request.delay_seconds,
+        request_hash=request_hash,
+    )
+    try:
+        job = store.put_new(new)
+    except JobExistsError as exists:
+        if exists.existing.request_hash != request_hash:
+            raise IdempotencyConflictError(
+                "this Idempotency-Key was already used with a different request body"
+            ) from None
+        return Submitted(exists.existing, created=False)
+    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
+    try:
+        queue.send(job.job_id, request.delay_seconds)
+    except (ClientError, BotoCoreError):
+        logger.exception("SendMessage failed after the job was stored; the recovery sweep will send it")
+    return Submitted(job, created=True)

@@ -1,0 +1,237 @@
+"""One attempt of one job, from queue message to the job's next state.
+
+Claim, run, then exactly one conditional write for the outcome:
+- done: `complete` (or `waiting` when the job handed its work to child jobs);
+- retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
+  is reported as a batch item failure so SQS delivers it again when the backoff ends;
+- dead: `fail`, then the message is forwarded to the dead-letter queue, whose consumer alerts.
+A message that cannot be claimed is a duplicate (dropped) unless it names no job (a poison message,
+forwarded to the dead-letter queue with its raw body).
+"""
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import ValidationError
+
+from lambdas.jobs import registry
+from lambdas.jobs.base import AwaitChildren, JobContext, PermanentJobError, RetryableJobError
+from lambdas.lifecycle.backoff import retry_delay
+from lambdas.models.job import Job, JobStatus
+from lambdas.models.settings import WorkerSettings
+from lambdas.observability import log_transition, logger
+from lambdas.store.errors import NotClaimableError, StaleAttemptError
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue, MalformedMessageError, parse_job_message
+
+
+@dataclass(frozen=True)
+class QueueMessage:
+    message_id: str
+    receipt_handle: str
+    body: str
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "QueueMessage":
+        return cls(record["messageId"], record["receiptHandle"], record["body"])
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    WAITING = "waiting"  # handed to child jobs
+    RETRIED = "retried"
+    DEAD = "dead"
+    DUPLICATE = "duplicate"  # another worker holds the job, or it is already finished
+    STALE = "stale"  # this attempt lost its lease; a newer attempt owns the job
+    POISON = "poison"  # the message names no job
+    ERROR = "error"  # the attempt could not record its outcome; SQS will deliver the message again
+
+
+# Outcomes after which the message must stay on the queue (be reported in batchItemFailures).
+_KEEP_MESSAGE = {Outcome.RETRIED, Outcome.ERROR}
+
+
+@dataclass(frozen=True)
+class MessageResult:
+    message_id: str
+    outcome: Outcome
+    job_type: str | None = None
+    duration_ms: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in _KEEP_MESSAGE
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        store: JobStore,
+        queue: JobQueue,
+        dead_letters: JobQueue,
+        rng: Callable[[], float] | None = None,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._queue = queue
+        self._dead_letters = dead_letters
+        self._rng = rng
+
+    def process_batch(
+        self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
+    ) -> list[MessageResult]:
+        """Process a batch concurrently (bounded); never raises, every message gets a result."""
+        if not messages:
+            return []
+        workers = min(self._settings.concurrency, len(messages))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job") as pool:
+            return list(pool.map(lambda m: self._process_safely(m, remaining_ms), messages))
+
+    def _process_safely(self, message: QueueMessage, remaining_ms: Callable[[], int]) -> MessageResult:
+        try:
+            return self.process(message, remaining_ms)
+        except Exception:
+            logger.exception(
+                "message could not be processed; SQS will deliver it again", messageId=message.message_id
+            )
+            return MessageResult(message.message_id, Outcome.ERROR)
+        finally:
+            logger.thread_safe_clear_keys()
+
+    def process(self, message: QueueMessage, remaining_ms: Callable[[], int]) -> MessageResult:
+        try:
+            job_id = parse_job_message(message.body)
+        except MalformedMessageError as error:
+            return self._poison(message, f"unreadable message: {error}")
+        logger.thread_safe_append_keys(correlation_id=job_id, jobId=job_id)
+        try:
+            job = self._store.claim(job_id, self._settings.lease_seconds)
+        except NotClaimableError as refused:
+            return self._not_claimed(message, job_id, refused.job)
+        log_transition(job.job_id, job.job_type, "pending", "processing", job.attempts)
+        if job.attempts > job.max_attempts:
+            # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
+            last = f" (last error: {job.last_error})" if job.last_error else ""
+            return self._dead(message, job, f"no attempts left after {job.max_attempts}{last}")
+        return self._run(message, job, remaining_ms)
+
+    def _run(self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int]) -> MessageResult:
+        try:
+            job_type = registry.get(job.job_type)
+            payload = job_type.payload_model.model_validate(job.payload)
+        except registry.UnknownJobTypeError:
+            return self._dead(message, job, f"unknown job type {job.job_type!r}")
+        except ValidationError as error:
+            return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
+        context = JobContext(
+            job_id=job.job_id,
+            job_type=job.job_type,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            parent_id=job.parent_id,
+            remaining_ms=remaining_ms,
+        )
+        started = time.monotonic()
+        try:
+            result = job_type.run(payload, context)
+        except PermanentJobError as error:
+            return self._dead(message, job, str(error), started)
+        except RetryableJobError as error:
+            return self._retry(message, job, str(error), error.retry_after, started)
+        except Exception as error:
+            logger.exception("job raised an unexpected error; treating it as transient")
+            return self._retry(message, job, f"{type(error).__name__}: {error}", None, started)
+        return self._succeed(message, job, result, started)
+
+    def _succeed(self, message: QueueMessage, job: Job, result: Any, started: float) -> MessageResult:
+        elapsed = _elapsed_ms(started)
+        try:
+            if isinstance(result, AwaitChildren):
+                after = self._store.await_children(
+                    job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
+                )
+                log_transition(job.job_id, job.job_type, "processing", JobStatus.WAITING, job.attempts)
+                if after.status is JobStatus.DONE:
+                    log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)
+                return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
+            self._store.complete(job, result)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        log_transition(job.job_id, job.job_type, "processing", JobStatus.DONE, job.attempts)
+        self._settle_parent(job)
+        return MessageResult(message.message_id, Outcome.SUCCEEDED, job.job_type, elapsed)
+
+    def _retry(
+        self, message: QueueMessage, job: Job, error: str, retry_after: float | None, started: float
+    ) -> MessageResult:
+        if job.attempts >= job.max_attempts:
+            return self._dead(
+                message, job, f"attempts exhausted ({job.attempts}/{job.max_attempts}): {error}", started
+            )
+        delay = retry_delay(
+            job.attempts,
+            self._settings.backoff_base_seconds,
+            self._settings.backoff_cap_seconds,
+            retry_after,
+            self._rng,
+        )
+        try:
+            self._store.retry(job, error, delay)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        log_transition(job.job_id, job.job_type, "processing", JobStatus.PENDING, job.attempts, error)
+        self._queue.change_visibility(message.receipt_handle, delay)
+        logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
+        return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
+
+    def _dead(
+        self, message: QueueMessage, job: Job, error: str, started: float | None = None
+    ) -> MessageResult:
+        try:
+            self._store.fail(job, error)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        log_transition(job.job_id, job.job_type, "processing", JobStatus.DEAD, job.attempts, error)
+        self._settle_parent(job)
+        self._forward(message, {"reason": error, "jobId": job.job_id, "attempt": str(job.attempts)})
+        elapsed = _elapsed_ms(started) if started is not None else None
+        return MessageResult(message.message_id, Outcome.DEAD, job.job_type, elapsed)
+
+    def _not_claimed(self, message: QueueMessage, job_id: str, job: Job | None) -> MessageResult:
+        if job is None:
+            return self._poison(message, f"no job {job_id}")
+        if job.status is JobStatus.DEAD and not job.alerted:
+            # Dead, but its alert was never raised (the forward to the DLQ failed): forward again.
+            self._forward(message, {"reason": job.last_error or "dead", "jobId": job.job_id})
+            return MessageResult(message.message_id, Outcome.DEAD, job.job_type)
+        logger.info("duplicate message dropped", status=job.status.value)
+        return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
+
+    def _poison(self, message: QueueMessage, reason: str) -> MessageResult:
+        logger.warning("poison message sent to the dead-letter queue", reason=reason)
+        self._forward(message, {"reason": reason})
+        return MessageResult(message.message_id, Outcome.POISON)
+
+    def _stale(self, message: QueueMessage, job: Job) -> MessageResult:
+        logger.warning("attempt lost its lease; a newer attempt owns the job", attempt=job.attempts)
+        return MessageResult(message.message_id, Outcome.STALE, job.job_type)
+
+    def _forward(self, message: QueueMessage, attributes: dict[str, str]) -> None:
+        attributes = {k: v[:1000] for k, v in attributes.items()}
+        self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
+
+    def _settle_parent(self, job: Job) -> None:
+        if not job.parent_id:
+            return
+        parent = self._store.settle_parent(job.parent_id, check_after_seconds=self._settings.lease_seconds)
+        if parent is not None:
+            log_transition(parent.job_id, parent.job_type, JobStatus.WAITING, JobStatus.DONE, parent.attempts)
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 1)

@@ -1,0 +1,65 @@
+"""The HTTP API's request and response bodies (camelCase on the wire)."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from lambdas import config
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class SubmitJobRequest(_Wire):
+    type: str = Field(min_length=1, max_length=64, description="A registered job type, e.g. send_email.")
+    payload: dict[str, Any] = Field(description="The job type's input; validated against that type's model.")
+    max_attempts: int = Field(
+        default=config.DEFAULT_MAX_ATTEMPTS,
+        ge=1,
+        le=config.MAX_ATTEMPTS_LIMIT,
+        description="Attempts before the job is declared dead.",
+    )
+    delay_seconds: int = Field(
+        default=0, ge=0, le=config.MAX_DELAY_SECONDS, description="Seconds before the first attempt."
+    )
+
+
+class SubmitJobResponse(_Wire):
+    job_id: str
+    status: str
+
+
+class ChildrenView(_Wire):
+    total: int
+    pending: int
+    done: int
+    dead: int
+
+
+class JobView(_Wire):
+    job_id: str
+    type: str
+    status: str
+    attempts: int
+    max_attempts: int
+    last_error: str | None = None
+    result: Any = None
+    created_at: str
+    updated_at: str
+    next_attempt_at: str | None = Field(default=None, description="When a pending job is due to run again.")
+    parent_id: str | None = None
+    children: ChildrenView | None = Field(
+        default=None, description="Counts of child jobs (a fan-out's deliveries)."
+    )
+
+
+class ErrorDetail(_Wire):
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorResponse(_Wire):
+    error: ErrorDetail

@@ -1,0 +1,70 @@
+"""SQS access: the message shapes of the main queue and the dead-letter queue."""
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lambdas.store import clients
+
+_SEND_BATCH_LIMIT = 10
+# SQS caps a message's visibility timeout at 12 hours.
+MAX_VISIBILITY_SECONDS = 43_200
+
+
+class MalformedMessageError(ValueError):
+    """A message body that names no job."""
+
+
+def job_message(job_id: str) -> str:
+    """The main queue's message body: only what the worker needs to find the job."""
+    return json.dumps({"jobId": job_id})
+
+
+def parse_job_message(body: str) -> str:
+    """The job id a message body names; MalformedMessageError when it names none."""
+    try:
+        data = json.loads(body)
+    except (TypeError, ValueError):
+        raise MalformedMessageError("body is not JSON") from None
+    job_id = data.get("jobId") if isinstance(data, dict) else None
+    if not isinstance(job_id, str) or not job_id:
+        raise MalformedMessageError("body has no string jobId")
+    return job_id
+
+
+class JobQueue:
+    def __init__(self, queue_url: str) -> None:
+        self.url = queue_url
+
+    @property
+    def _sqs(self) -> Any:
+        return clients.client("sqs")
+
+    def send(self, job_id: str, delay_seconds: int = 0) -> None:
+        self._sqs.send_message(QueueUrl=self.url, MessageBody=job_message(job_id), DelaySeconds=delay_seconds)
+
+    def send_many(self, job_ids: Iterable[str]) -> list[str]:
+        """Send one message per job in batches of ten; return the ids SQS did not accept."""
+        ids = list(job_ids)
+        failed: list[str] = []
+        for start in range(0, len(ids), _SEND_BATCH_LIMIT):
+            chunk = ids[start : start + _SEND_BATCH_LIMIT]
+            entries = [{"Id": str(i), "MessageBody": job_message(job_id)} for i, job_id in enumerate(chunk)]
+            response = self._sqs.send_message_batch(QueueUrl=self.url, Entries=entries)
+            failed.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
+        return failed
+
+    def change_visibility(self, receipt_handle: str, seconds: int) -> None:
+        self._sqs.change_message_visibility(
+            QueueUrl=self.url,
+            ReceiptHandle=receipt_handle,
+            VisibilityTimeout=max(0, min(seconds, MAX_VISIBILITY_SECONDS)),
+        )
+
+    def forward(self, body: str, attributes: Mapping[str, str]) -> None:
+        """Put a message on this queue as it was, with string attributes saying why it came."""
+        self._sqs.send_message(
+            QueueUrl=self.url,
+            MessageBody=body,
+            MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
+        )
