@@ -198,9 +198,7 @@ class _Provisioner:
         }
 
     def _make_client(self, service: str) -> Any:
-        return self._session.client(  # type: ignore[call-overload]
-            service, region_name=self.region, endpoint_url=self._endpoint_url
-        )
+        return self._session.client(service, region_name=self.region, endpoint_url=self._endpoint_url)
 
     # -- driving ---------------------------------------------------------------------------------
 
@@ -402,7 +400,9 @@ class _Provisioner:
         props = self.resolve(props)
         resource_type = self.template_resources[logical_id]["Type"]
         name = props.get("TableName") or self._name(logical_id, 255)
-        replica = next((r for r in props.get("Replicas", []) if r.get("Region") == self.region), {})
+        replica: dict[str, Any] = next(
+            (r for r in props.get("Replicas", []) if r.get("Region") == self.region), {}
+        )
         billing = props.get(
             "BillingMode", "PAY_PER_REQUEST" if resource_type == _GLOBAL_TABLE else "PROVISIONED"
         )
