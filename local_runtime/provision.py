@@ -370,10 +370,11 @@ class _Provisioner:
 
     # -- resources created in the endpoint -------------------------------------------------------
 
+    def _only(self, props: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        """The named properties, resolved; the others (encryption keys, policies...) are never read."""
+        return {name: self.resolve(props[name]) for name in names if name in props}
+
     def _queue(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
-        fifo = bool(props.get("FifoQueue"))
-        name = props.get("QueueName") or self._name(logical_id, 75) + (".fifo" if fifo else "")
         attribute_names = (
             "VisibilityTimeout",
             "MessageRetentionPeriod",
@@ -386,6 +387,9 @@ class _Provisioner:
             "DeduplicationScope",
             "FifoThroughputLimit",
         )
+        props = self._only(props, (*attribute_names, "QueueName", "RedrivePolicy", "RedriveAllowPolicy"))
+        fifo = bool(props.get("FifoQueue"))
+        name = props.get("QueueName") or self._name(logical_id, 75) + (".fifo" if fifo else "")
         attributes = {k: _attribute_str(props[k]) for k in attribute_names if k in props}
         for policy in ("RedrivePolicy", "RedriveAllowPolicy"):
             if policy in props:
@@ -396,12 +400,31 @@ class _Provisioner:
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         return Resource(logical_id, _SQS, url, {"Arn": arn, "QueueName": name, "QueueUrl": url})
 
-    def _table(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+    def _table(self, logical_id: str, raw: Mapping[str, Any]) -> Resource:
+        props = self._only(
+            raw,
+            (
+                "TableName",
+                "KeySchema",
+                "AttributeDefinitions",
+                "BillingMode",
+                "ProvisionedThroughput",
+                "GlobalSecondaryIndexes",
+                "LocalSecondaryIndexes",
+                "StreamSpecification",
+                "TimeToLiveSpecification",
+                "PointInTimeRecoverySpecification",
+            ),
+        )
         resource_type = self.template_resources[logical_id]["Type"]
         name = props.get("TableName") or self._name(logical_id, 255)
-        replica: dict[str, Any] = next(
-            (r for r in props.get("Replicas", []) if r.get("Region") == self.region), {}
+        replica = next(
+            (
+                self._only(r, ("PointInTimeRecoverySpecification",))
+                for r in raw.get("Replicas", [])
+                if self.resolve(r.get("Region")) == self.region
+            ),
+            {},
         )
         billing = props.get(
             "BillingMode", "PAY_PER_REQUEST" if resource_type == _GLOBAL_TABLE else "PROVISIONED"
@@ -440,12 +463,6 @@ class _Provisioner:
                 "StreamEnabled": True,
                 "StreamViewType": props["StreamSpecification"]["StreamViewType"],
             }
-        sse = props.get("SSESpecification")
-        if sse and sse.get("SSEEnabled"):
-            request["SSESpecification"] = {
-                "Enabled": True,
-                **({"SSEType": sse["SSEType"]} if "SSEType" in sse else {}),
-            }
         dynamodb = self.client("dynamodb")
         description = dynamodb.create_table(**request)["TableDescription"]
         ttl = props.get("TimeToLiveSpecification")
@@ -467,7 +484,7 @@ class _Provisioner:
         return Resource(logical_id, resource_type, name, attributes)
 
     def _bucket(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("BucketName", "CorsConfiguration"))
         name = props.get("BucketName") or re.sub(r"[^a-z0-9-]", "-", self._name(logical_id, 63).lower())
         s3 = self.client("s3")
         if self.region == "us-east-1":
@@ -496,7 +513,7 @@ class _Provisioner:
         )
 
     def _topic(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("TopicName", "FifoTopic"))
         fifo = bool(props.get("FifoTopic"))
         name = props.get("TopicName") or self._name(logical_id, 251) + (".fifo" if fifo else "")
         attributes = {"FifoTopic": "true"} if fifo else {}
@@ -504,7 +521,7 @@ class _Provisioner:
         return Resource(logical_id, _TOPIC, arn, {"TopicArn": arn, "TopicName": name})
 
     def _secret(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("Name", "SecretString", "GenerateSecretString"))
         name = props.get("Name") or self._name(logical_id, 512)
         value = props.get("SecretString")
         if value is None:
