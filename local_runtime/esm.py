@@ -158,6 +158,10 @@ class SqsEventSource:
             thread.start()
             self._threads.append(thread)
 
+    def request_stop(self) -> None:
+        """Stop polling; a batch being processed still finishes (or ends with its pool)."""
+        self._stopping.set()
+
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()
         for thread in self._threads:

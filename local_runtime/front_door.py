@@ -275,11 +275,12 @@ class FrontDoor:
 
     @property
     def url(self) -> str:
-        return f"http://{self._server.server_address[0]}:{self.port}/{self.gateway.api.stage}/"
+        return f"{self.base}/{self.gateway.api.stage}/"
 
     @property
     def base(self) -> str:
-        return f"http://{self._server.server_address[0]}:{self.port}"
+        host = self._server.server_address[0]
+        return f"http://{host if isinstance(host, str) else host.decode()}:{self.port}"
 
     def start(self) -> None:
         self._thread.start()
@@ -303,7 +304,7 @@ class FrontDoor:
             protocol_version = "HTTP/1.1"
             server_version = "offload-local"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+            def log_message(self, format: str, *args: Any) -> None:
                 pass  # the runtime logs job transitions, not requests
 
             def _serve(self) -> None:
@@ -334,6 +335,6 @@ class FrontDoor:
                 self.end_headers()
                 self.wfile.write(response.body)
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve  # noqa: N815
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
 
         return Handler

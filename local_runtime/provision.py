@@ -644,17 +644,17 @@ class _Provisioner:
         stages = [
             str(self.resolve(p["StageName"]))
             for _, p in self._resources_of("AWS::ApiGateway::Stage")
-            if _target(p.get("RestApiId")) == logical_id
+            if referenced_id(p.get("RestApiId")) == logical_id
         ]
         stages += [
             str(self.resolve(p["StageName"]))
             for _, p in self._resources_of("AWS::ApiGateway::Deployment")
-            if _target(p.get("RestApiId")) == logical_id and "StageName" in p
+            if referenced_id(p.get("RestApiId")) == logical_id and "StageName" in p
         ]
         routes = []
         for _, method in self._resources_of("AWS::ApiGateway::Method"):
             integration = method.get("Integration", {})
-            if _target(method.get("RestApiId")) != logical_id or integration.get("Type") != "AWS_PROXY":
+            if referenced_id(method.get("RestApiId")) != logical_id or integration.get("Type") != "AWS_PROXY":
                 continue
             function = next(
                 (t for t in _targets(integration.get("Uri")) if self._type_of(t) == _FUNCTION), None
@@ -679,7 +679,7 @@ class _Provisioner:
         )
 
     def _api_path(self, resource_id: Any) -> str:
-        logical_id = _target(resource_id)
+        logical_id = referenced_id(resource_id)
         if logical_id is None or self._type_of(logical_id) == _REST_API:
             return "/"
         props = self.template_resources[logical_id]["Properties"]
@@ -689,7 +689,7 @@ class _Provisioner:
     def _usage_plan_limits(self, api_logical_id: str) -> UsagePlanLimits:
         for _, plan in self._resources_of("AWS::ApiGateway::UsagePlan"):
             stages = plan.get("ApiStages", [])
-            if any(_target(s.get("ApiId")) == api_logical_id for s in stages):
+            if any(referenced_id(s.get("ApiId")) == api_logical_id for s in stages):
                 throttle = self.resolve(plan.get("Throttle", {}))
                 return UsagePlanLimits(
                     rate_limit=throttle.get("RateLimit"),
@@ -711,7 +711,7 @@ class _Provisioner:
         return resolved
 
 
-def _target(reference: Any) -> str | None:
+def referenced_id(reference: Any) -> str | None:
     """The logical id a `Ref` or `Fn::GetAtt` points to, without resolving it."""
     if isinstance(reference, dict) and len(reference) == 1:
         ((key, arg),) = reference.items()
@@ -724,7 +724,7 @@ def _target(reference: Any) -> str | None:
 
 def _targets(value: Any) -> Iterator[str]:
     """Every logical id referenced anywhere inside `value`."""
-    target = _target(value)
+    target = referenced_id(value)
     if target is not None:
         yield target
     elif isinstance(value, dict):
