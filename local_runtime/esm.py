@@ -99,6 +99,7 @@ class BatchOutcome:
     mapping: str
     function: str
     message_ids: tuple[str, ...]
+    bodies: tuple[str, ...]
     receive_counts: tuple[int, ...]
     deleted: tuple[str, ...]
     invocation: Invocation
@@ -110,6 +111,7 @@ class BatchOutcome:
             "mapping": self.mapping,
             "function": self.function,
             "messageIds": list(self.message_ids),
+            "bodies": [body[:500] for body in self.bodies],
             "receiveCounts": list(self.receive_counts),
             "deleted": list(self.deleted),
             "ok": self.invocation.ok,
@@ -231,6 +233,7 @@ class SqsEventSource:
                 mapping=self.mapping.logical_id,
                 function=self._function_name,
                 message_ids=tuple(ids),
+                bodies=tuple(r["body"] for r in records),
                 receive_counts=tuple(int(r["attributes"].get("ApproximateReceiveCount", 0)) for r in records),
                 deleted=tuple(r["messageId"] for r in delete),
                 invocation=invocation,

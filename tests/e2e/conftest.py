@@ -1,0 +1,104 @@
+"""One local runtime per test worker, shared by the e2e tests that talk to it over HTTP on loopback.
+
+Its settings make the pipeline fast enough to watch retries and timeouts in seconds: short backoff,
+no batching window, a 3 s worker timeout, a recovery sweep every 2 s. Each is a documented local
+override (docs/local.md); the test-only job types are loaded through `extra_modules`.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+
+from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
+
+WORKER = "lambdas.handlers.worker.handler"
+WORKER_TIMEOUT = 3
+WORKER_VISIBILITY = 6
+LEASE_SECONDS = 4
+SCHEDULE_SECONDS = 2
+
+E2E_CONTEXT = {
+    "workerBatchingWindowSeconds": 0,
+    "workerMaxConcurrency": 2,
+    "backoffBaseSeconds": 1,
+    "backoffCapSeconds": 2,
+}
+
+
+@dataclass
+class Client:
+    runtime: LocalRuntime
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.runtime.api_key}
+
+    def post(self, path: str, **kwargs: Any) -> requests.Response:
+        return requests.post(self.runtime.url + path, headers=self.headers, timeout=30, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> requests.Response:
+        return requests.get(self.runtime.url + path, headers=self.headers, timeout=30, **kwargs)
+
+    def local(self, what: str, **params: Any) -> Any:
+        assert self.runtime.front_door is not None
+        url = f"{self.runtime.front_door.base}/_local/{what}"
+        return requests.get(url, headers=self.headers, params=params, timeout=30).json()
+
+    def submit(self, job_type: str, payload: dict[str, Any], **options: Any) -> str:
+        response = self.post("jobs", json={"type": job_type, "payload": payload, **options})
+        assert response.status_code == 202, response.text
+        job_id: str = response.json()["jobId"]
+        return job_id
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        document: dict[str, Any] = self.get(f"jobs/{job_id}").json()
+        return document
+
+    def wait_for_status(self, job_id: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if job["status"] in statuses:
+                return job
+            if time.monotonic() > deadline:
+                raise AssertionError(f"job stayed {job['status']} for {timeout} s: {job}")
+            time.sleep(0.3)
+
+    def transitions(self, job_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.local("logs", event="job_transition") if e.get("jobId") == job_id]
+
+    def wait_until(self, check: Callable[[], Any], timeout: float = 60, what: str = "condition") -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = check()
+            if found:
+                return found
+            time.sleep(0.3)
+        raise AssertionError(f"{what} not observed within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def runtime() -> Iterator[LocalRuntime]:
+    settings = RuntimeSettings(
+        port=0,
+        template=local_template(E2E_CONTEXT),
+        quiet=True,
+        state_file=None,
+        schedule_seconds=SCHEDULE_SECONDS,
+        function_timeouts={WORKER: WORKER_TIMEOUT},
+        source_visibility={WORKER: WORKER_VISIBILITY},
+        env_overrides={"LEASE_SECONDS": str(LEASE_SECONDS), "RECOVERY_GRACE_SECONDS": "3"},
+        extra_modules=("tests.e2e.job_types",),
+    )
+    started = LocalRuntime(settings).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
+def client(runtime: LocalRuntime) -> Client:
+    return Client(runtime)

@@ -1,0 +1,161 @@
+"""The job lifecycle through the running local runtime: HTTP in, the real handlers, moto underneath."""
+
+import json
+import time
+import uuid
+
+import pytest
+
+from lambdas.models.job import NewJob
+from lambdas.store import clients
+from lambdas.store.jobs import JobStore
+from local_runtime.runtime import LocalRuntime
+from tests.e2e.conftest import WORKER_TIMEOUT, WORKER_VISIBILITY, Client
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
+
+
+def _batches_with(client: Client, job_id: str) -> list[dict]:
+    return [b for b in client.local("batches") if any(job_id in body for body in b["bodies"])]
+
+
+def test_submitted_job_runs_to_done(client: Client) -> None:
+    job_id = client.submit("test_echo", {"value": "hello"})
+
+    job = client.wait_for_status(job_id, {"done", "dead"}, timeout=30)
+
+    assert job["status"] == "done"
+    assert job["result"] == {"echo": "hello", "attempt": 1}
+    assert [(t["from"], t["to"]) for t in client.transitions(job_id)] == [
+        ("new", "pending"),
+        ("pending", "processing"),
+        ("processing", "done"),
+    ]
+
+
+def test_retry_waits_the_computed_delay_then_succeeds(client: Client) -> None:
+    # given a job that fails once and asks for at least 3 s before its next attempt
+    job_id = client.submit("test_flaky", {"failTimes": 1, "retryAfter": 3}, maxAttempts=3)
+
+    # when it runs to its end
+    job = client.wait_for_status(job_id, {"done", "dead"}, timeout=40)
+
+    # then the second attempt started once the delay the worker computed had passed, not sooner,
+    # and before the queue's own visibility timeout would have brought it back
+    assert job["status"] == "done"
+    assert job["result"] == {"succeededOnAttempt": 2}
+    logs = [e for e in client.local("logs") if e.get("jobId") == job_id]
+    (scheduled,) = [e for e in logs if "delaySeconds" in e]
+    retried = next(
+        e for e in logs if e.get("event") == "job_transition" and e["to"] == "pending" and e["attempt"] == 1
+    )
+    second = next(e for e in logs if e.get("event") == "job_transition" and e["attempt"] == 2)
+    gap = second["time"] - retried["time"]
+    assert scheduled["delaySeconds"] >= 3
+    assert scheduled["delaySeconds"] - 0.5 <= gap < WORKER_VISIBILITY + 1
+    receive_counts = [
+        b["receiveCounts"][b["bodies"].index(json.dumps({"jobId": job_id}))]
+        for b in _batches_with(client, job_id)
+    ]
+    assert receive_counts == [1, 2]
+
+
+def test_exhausted_job_is_dead_with_one_alert(client: Client) -> None:
+    job_id = client.submit("test_always_fail", {"value": "x"}, maxAttempts=2)
+
+    job = client.wait_for_status(job_id, {"done", "dead"}, timeout=40)
+    alerts = client.wait_until(
+        lambda: [a for a in client.local("alerts") if job_id in (a["message"] or "")],
+        timeout=45,
+        what="alert",
+    )
+    time.sleep(3)
+
+    assert job["status"] == "dead"
+    assert job["attempts"] == 2
+    assert "downstream unavailable" in job["lastError"]
+    assert len([a for a in client.local("alerts") if job_id in (a["message"] or "")]) == 1
+    assert alerts[0]["subject"]
+
+
+def test_lost_send_is_repaired_by_the_schedule(
+    client: Client, runtime: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a job whose record was written but whose SendMessage never happened
+    for name, value in runtime.moto.environment().items():
+        monkeypatch.setenv(name, value)
+    clients.reset()
+    env = runtime.provisioned.function_env("lambdas.handlers.api.handler")
+    store = JobStore(env["JOBS_TABLE_NAME"], int(env["STATUS_SHARDS"]), int(env["FINISHED_TTL_DAYS"]))
+    job_id = str(uuid.uuid4())
+    store.put_new(
+        NewJob(
+            job_id=job_id, job_type="test_echo", payload={"value": "lost"}, max_attempts=3, delay_seconds=0
+        )
+    )
+    clients.reset()
+
+    # when the recovery schedule runs past the grace period
+    job = client.wait_for_status(job_id, {"done", "dead"}, timeout=40)
+
+    # then the sweep re-sent it and the worker finished it
+    assert job["status"] == "done"
+    assert any(e.get("jobId") == job_id and "re-sent" in e.get("message", "") for e in client.local("logs"))
+
+
+def test_handler_past_its_timeout_is_killed_and_the_job_finishes_on_redelivery(client: Client) -> None:
+    job_id = client.submit("test_slow_first", {"seconds": WORKER_TIMEOUT + 4}, maxAttempts=3)
+
+    job = client.wait_for_status(job_id, {"done", "dead"}, timeout=60)
+
+    assert job["status"] == "done"
+    assert job["result"] == {"finishedOnAttempt": 2}
+    batches = _batches_with(client, job_id)
+    assert batches[0]["timedOut"]
+    assert batches[0]["errorMessage"] == f"Task timed out after {WORKER_TIMEOUT:.2f} seconds"
+    assert batches[0]["deleted"] == []
+    assert any(b["ok"] and b["coldStart"] for b in batches[1:])  # a fresh environment replaced the killed one
+
+
+def test_batch_with_mixed_outcomes_deletes_exactly_the_successful_messages(client: Client) -> None:
+    # given three jobs that become visible together, so one receive takes them as one batch
+    ok_1 = client.submit("test_echo", {"value": "a"}, delaySeconds=2)
+    flaky = client.submit("test_flaky", {"failTimes": 1, "retryAfter": 2}, delaySeconds=2, maxAttempts=3)
+    ok_2 = client.submit("test_echo", {"value": "b"}, delaySeconds=2)
+
+    for job_id in (ok_1, flaky, ok_2):
+        client.wait_for_status(job_id, {"done"}, timeout=40)
+
+    # then the batch that held all three deleted the two successes and kept the retried one
+    (batch,) = [b for b in _batches_with(client, flaky) if len(b["messageIds"]) == 3]
+    by_job = {
+        json.loads(body)["jobId"]: message
+        for body, message in zip(batch["bodies"], batch["messageIds"], strict=True)
+    }
+    assert set(batch["deleted"]) == {by_job[ok_1], by_job[ok_2]}
+    redelivered = [
+        b
+        for b in _batches_with(client, flaky)
+        if b["seq"] > batch["seq"] and by_job[flaky] in b["messageIds"]
+    ]
+    assert redelivered
+    assert by_job[flaky] in redelivered[0]["deleted"]
+
+
+def test_api_key_is_enforced_like_the_usage_plan(client: Client) -> None:
+    url = client.runtime.url + "jobs"
+    import requests
+
+    missing = requests.post(url, json={"type": "test_echo", "payload": {}}, timeout=10)
+    wrong = requests.post(
+        url, json={"type": "test_echo", "payload": {}}, headers={"x-api-key": "nope"}, timeout=10
+    )
+    unknown_path = client.get("nowhere")
+
+    assert (missing.status_code, missing.json()) == (403, {"message": "Forbidden"})
+    assert wrong.status_code == 403
+    assert (unknown_path.status_code, unknown_path.json()) == (
+        403,
+        {"message": "Missing Authentication Token"},
+    )
+    assert client.get(f"jobs/{uuid.uuid4()}").status_code == 404  # the handler answered: the key was good
