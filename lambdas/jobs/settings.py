@@ -1,0 +1,42 @@
+"""Settings of the job types: each type declares the environment it needs, read on first use.
+
+A type's settings are not part of a function's start-up settings because only the functions that run
+(or check) that type need them: the API function never needs the webhook secret's ARN, for example.
+They are still validated in one place and fail loudly: a missing SENDER_EMAIL makes every `send_email`
+job fail with a clear error instead of sending from a made-up address.
+"""
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from typing import Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+S = TypeVar("S", bound="TypeSettings")
+
+_loaders: list[Callable[[], object]] = []
+
+
+class TypeSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None) -> Self:
+        return cls.model_validate(dict(os.environ if environ is None else environ))
+
+
+def cached(model: type[S]) -> Callable[[], S]:
+    """A getter that loads `model` from the environment once; `reset()` forgets every such value."""
+
+    @functools.cache
+    def get() -> S:
+        return model.load()
+
+    _loaders.append(get)
+    return get
+
+
+def reset() -> None:
+    for loader in _loaders:
+        loader.cache_clear()  # type: ignore[attr-defined]
