@@ -9,13 +9,23 @@ job fail with a clear error instead of sending from a made-up address.
 import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import Self, TypeVar
+from typing import Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-S = TypeVar("S", bound="TypeSettings")
 
-_loaders: list[Callable[[], object]] = []
+class _Loadable(Protocol):
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None) -> Self: ...
+
+
+class _Clearable(Protocol):
+    def cache_clear(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Loadable)
+
+_caches: list[_Clearable] = []
 
 
 class TypeSettings(BaseModel):
@@ -27,16 +37,25 @@ class TypeSettings(BaseModel):
 
 
 def cached(model: type[S]) -> Callable[[], S]:
-    """A getter that loads `model` from the environment once; `reset()` forgets every such value."""
+    """A getter that loads `model` from the environment once; `reset()` forgets every such value.
+
+    Works for these models and for the functions' own settings (`lambdas.models.settings`).
+    """
 
     @functools.cache
     def get() -> S:
         return model.load()
 
-    _loaders.append(get)
+    _caches.append(get)
     return get
 
 
+def forget_on_reset(cache: _Clearable) -> None:
+    """Have `reset()` also clear another cache (anything with `cache_clear`, e.g. an lru_cache)."""
+    _caches.append(cache)
+
+
 def reset() -> None:
-    for loader in _loaders:
-        loader.cache_clear()  # type: ignore[attr-defined]
+    """Forget every cached setting and value (tests call it between cases, like clients.reset)."""
+    for cache in _caches:
+        cache.cache_clear()

@@ -115,7 +115,9 @@ def parse(url: str, policy: TargetPolicy) -> Target:
     scheme = parts.scheme.lower()
     allowed_schemes = ("https", "http") if policy.allow_http else ("https",)
     if scheme not in allowed_schemes:
-        raise RefusedTargetError(f"scheme {scheme or '(none)'!r} not allowed; use {' or '.join(allowed_schemes)}")
+        raise RefusedTargetError(
+            f"scheme {scheme or '(none)'!r} not allowed; use {' or '.join(allowed_schemes)}"
+        )
     if "@" in parts.netloc:
         raise RefusedTargetError("URL must not carry user info")
     host = _normalise_host(parts.hostname or "")

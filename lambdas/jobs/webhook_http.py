@@ -46,7 +46,11 @@ class _PinnedAdapter(HTTPAdapter):
         self._pool: HTTPConnectionPool | None = None
 
     def get_connection_with_tls_context(
-        self, request: Any, verify: Any, proxies: Any = None, cert: Any = None
+        self,
+        request: Any,  # noqa: ARG002 - requests passes these by name; the pool ignores them on purpose
+        verify: Any,  # noqa: ARG002
+        proxies: Any = None,  # noqa: ARG002
+        cert: Any = None,  # noqa: ARG002
     ) -> HTTPConnectionPool:
         if self._pool is None:
             self._pool = self._new_pool()

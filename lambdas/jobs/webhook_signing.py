@@ -16,7 +16,7 @@ import binascii
 import hashlib
 import hmac
 
-SECRET_PREFIX = "whsec_"
+SECRET_PREFIX = "whsec_"  # noqa: S105 - a format prefix, not a secret
 MIN_KEY_BYTES = 24
 
 
