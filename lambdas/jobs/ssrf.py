@@ -57,6 +57,7 @@ _ALWAYS_REFUSED = tuple(
     )
 )
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
 _LOOPBACK_V6 = ipaddress.ip_address("::1")
 
@@ -180,6 +181,8 @@ def _refusal(ip: IPAddress, policy: TargetPolicy) -> str | None:
             return None if inner is None else f"embeds {embedded}, which is {inner}"
     if ip.is_unspecified:
         return "unspecified address"
+    if ip.version == 4 and ip in _CGNAT:
+        return "carrier-grade NAT address"
     if ip.is_loopback:
         return "loopback address"
     if ip.is_link_local:

@@ -57,7 +57,9 @@ class StoredObject:
 def safe_filename(name: str) -> str:
     """A file name that is safe as the last part of a key: no paths, no leading dots, ASCII only."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    cleaned = _UNSAFE.sub("_", base).strip("._") or "file"
+    cleaned = _UNSAFE.sub("_", base).lstrip(".")
+    if not cleaned.strip("._"):
+        cleaned = "file"
     if len(cleaned) > MAX_FILENAME_CHARS:
         stem, dot, ext = cleaned.rpartition(".")
         keep = ext[:10] if dot and stem else ""
