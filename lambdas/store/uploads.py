@@ -30,10 +30,16 @@ UPLOAD_KEY_PATTERN = (
 _UPLOAD_KEY = re.compile(UPLOAD_KEY_PATTERN)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CHUNK_BYTES = 256 * 1024
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+_DENIED = frozenset({"403", "AccessDenied", "Forbidden"})
 
 
 class UploadNotFoundError(LookupError):
     pass
+
+
+class UploadAccessDeniedError(PermissionError):
+    """S3 answered 403: without s3:ListBucket that is also how it reports a key that does not exist."""
 
 
 class UploadTooLargeError(ValueError):
@@ -111,8 +117,11 @@ class Uploads:
         try:
             response = client("s3").head_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            code = _error_code(error)
+            if code in _MISSING:
                 raise UploadNotFoundError(f"nothing has been uploaded at {key}") from None
+            if code in _DENIED:
+                raise UploadAccessDeniedError(f"{key} cannot be read: {code}") from None
             raise
         return StoredObject(size=int(response["ContentLength"]), content_type=response.get("ContentType"))
 
@@ -125,7 +134,8 @@ class Uploads:
         try:
             response = client("s3").get_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            # The worker may read every upload, so a 403 here can only mean the key does not exist.
+            if _error_code(error) in _MISSING | _DENIED:
                 raise UploadNotFoundError(f"nothing has been uploaded at {key}") from None
             raise
         digest = hashlib.sha256()
@@ -144,3 +154,7 @@ class Uploads:
 
     def put(self, key: str, data: bytes, content_type: str) -> None:
         client("s3").put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+
+def _error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))

@@ -24,8 +24,10 @@ from lambdas import config
 from lambdas.jobs import files
 from lambdas.jobs.base import InvalidPayloadError, JobContext, JobType, PermanentJobError
 from lambdas.jobs.settings import TypeSettings, cached
+from lambdas.observability import logger
 from lambdas.store.uploads import (
     UPLOAD_KEY_PATTERN,
+    UploadAccessDeniedError,
     UploadNotFoundError,
     Uploads,
     UploadTooLargeError,
@@ -71,11 +73,19 @@ class ProcessFilePayload(BaseModel):
 
 
 def check_submission(payload: ProcessFilePayload) -> None:
+    """422 when nothing was uploaded at the key yet, or the upload is over the size limit.
+
+    Needs s3:GetObject on uploads/* (HeadObject) and s3:ListBucket (so a missing key is a 404). When
+    S3 answers 403 instead, the job is accepted and the worker, which may read every upload, decides.
+    """
     current = settings()
     try:
         stored = Uploads(current.uploads_bucket).head(payload.key)
     except UploadNotFoundError as error:
         raise InvalidPayloadError(f"{error}; upload the file before submitting the job") from None
+    except UploadAccessDeniedError:
+        logger.warning("cannot check the upload at submission; the worker will", key=payload.key)
+        return
     if stored.size > current.max_file_bytes:
         raise InvalidPayloadError(f"the file is {stored.size} bytes; the limit is {current.max_file_bytes}")
 

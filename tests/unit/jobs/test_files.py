@@ -67,7 +67,8 @@ def test_exif_orientation_is_applied():
     assert [(t.width, t.height) for t in thumbs] == [(341, 512), (85, 128)]
     image = _decoded(thumbs[0]).convert("RGB")
     red, _, blue = image.getpixel((image.width - 10, 10))
-    assert red > 180 and blue < 80
+    assert red > 180
+    assert blue < 80
     red, _, _ = image.getpixel((10, 10))
     assert red < 120
     assert 0x0112 not in image.getexif()  # no orientation left for a viewer to apply twice
@@ -91,7 +92,9 @@ def _png_header_only(width: int, height: int) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    )
 
 
 def test_decompression_bomb_is_refused_before_decoding():

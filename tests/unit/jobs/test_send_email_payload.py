@@ -19,7 +19,9 @@ def test_minimal_payload():
 
 
 def test_html_only_and_reply_to_in_camel_case():
-    payload = SendEmailPayload.model_validate(_payload(text=None, html="<p>Hi</p>", replyTo="help@example.org"))
+    payload = SendEmailPayload.model_validate(
+        _payload(text=None, html="<p>Hi</p>", replyTo="help@example.org")
+    )
     assert payload.reply_to == "help@example.org"
     assert payload.model_dump(by_alias=True, exclude_none=True)["replyTo"] == "help@example.org"
 
