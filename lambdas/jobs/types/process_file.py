@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from lambdas import config
 from lambdas.jobs import files
 from lambdas.jobs.base import InvalidPayloadError, JobContext, JobType, PermanentJobError
-from lambdas.jobs.settings import TypeSettings, cached
+from lambdas.jobs.settings import cached
+from lambdas.models.uploads import UploadsSettings
 from lambdas.observability import logger
 from lambdas.store.uploads import (
     UPLOAD_KEY_PATTERN,
@@ -39,8 +40,7 @@ MIN_THUMBNAIL = 16
 MAX_THUMBNAIL = 4096
 
 
-class FileSettings(TypeSettings):
-    uploads_bucket: str = Field(alias=config.ENV_UPLOADS_BUCKET, min_length=1)
+class FileSettings(UploadsSettings):
     thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
     max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
 
