@@ -2,13 +2,15 @@
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import CfnElement, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
-from constructs import Construct
+from constructs import Construct, IConstruct
 
+from infra.nag import acknowledge
 from infra.queues import JobQueues
 from infra.settings import (
     API_MEMORY_MB,
@@ -58,6 +60,13 @@ class ServiceFunction(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         self.log_group.grant_write(self.role)
+        acknowledge(
+            self.role,
+            "AwsSolutions-IAM5",
+            "Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level "
+            "permissions, so they can only be granted on *.",
+            findings=["Resource::*"],
+        )
         self.function = lambda_.Function(
             self,
             "Function",
@@ -121,6 +130,7 @@ class Functions(Construct):
         queues.main.grant_send_messages(self.api.role)
         # Presigned PUT URLs carry the signer's permissions: the api may only let clients write uploads.
         uploads.grant_put(self.api.role, f"{config.UPLOADS_PREFIX}*")
+        _acknowledge_object_grants(self.api.role, uploads, [config.UPLOADS_PREFIX], ["s3:Abort*"])
 
         self.worker = ServiceFunction(
             self,
@@ -155,6 +165,19 @@ class Functions(Construct):
         queues.dead_letter.grant_send_messages(worker_role)
         uploads.grant_read(worker_role, f"{config.UPLOADS_PREFIX}*")
         uploads.grant_read_write(worker_role, f"{config.RESULTS_PREFIX}*")
+        _acknowledge_object_grants(
+            worker_role,
+            uploads,
+            [config.UPLOADS_PREFIX, config.RESULTS_PREFIX],
+            ["s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"],
+        )
+        acknowledge(
+            worker_role,
+            "AwsSolutions-IAM5",
+            "grant_write_data on the delivery log also covers its byEndpoint index; nothing outside "
+            "that one table.",
+            findings=[f"Resource::{_arn_of(tables.deliveries)}/index/*"],
+        )
         storage.webhook_secret.grant_read(worker_role)
         worker_role.add_to_principal_policy(_send_email_as(self, settings))
 
@@ -170,6 +193,13 @@ class Functions(Construct):
         tables.jobs.grant_read_write_data(self.dead_letter.role)
         queues.dead_letter.grant_consume_messages(self.dead_letter.role)
         alerts_topic.grant_publish(self.dead_letter.role)
+        acknowledge(
+            self.dead_letter.role,
+            "AwsSolutions-IAM5",
+            "Publishing to the encrypted alerts topic needs data keys from its one KMS key; CDK's "
+            "grant_publish names that key and the GenerateDataKey* family it needs.",
+            findings=["Action::kms:GenerateDataKey*"],
+        )
 
         self.recovery = ServiceFunction(
             self,
@@ -186,6 +216,37 @@ class Functions(Construct):
         )
         tables.jobs.grant_read_write_data(self.recovery.role)
         queues.main.grant_send_messages(self.recovery.role)
+
+        for function in (self.api, self.worker, self.dead_letter, self.recovery):
+            acknowledge(
+                function.role,
+                "AwsSolutions-IAM5",
+                "grant_read_write_data on the jobs table also covers its indexes: the functions query "
+                "byStatus. Nothing outside that one table.",
+                findings=[f"Resource::{_arn_of(tables.jobs)}/index/*"],
+            )
+
+
+def _arn_of(construct: IConstruct) -> str:
+    """How cdk-nag names a resource's ARN in a finding: `<LogicalId.Arn>`."""
+    resource = construct.node.default_child
+    assert isinstance(resource, CfnElement)
+    return f"<{Stack.of(construct).resolve(resource.logical_id)}.Arn>"
+
+
+def _acknowledge_object_grants(
+    role: iam.IRole, bucket: s3.IBucket, prefixes: list[str], action_groups: list[str]
+) -> None:
+    acknowledge(
+        role,
+        "AwsSolutions-IAM5",
+        "CDK's bucket grants, each scoped to the objects under one key prefix of the uploads bucket "
+        "(uploads/ to read or presign, results/ to write); the wildcards are CDK's action groups.",
+        findings=[
+            *(f"Action::{action}" for action in action_groups),
+            *(f"Resource::{_arn_of(bucket)}/{prefix}*" for prefix in prefixes),
+        ],
+    )
 
 
 def _send_email_as(scope: Construct, settings: Settings) -> iam.PolicyStatement:

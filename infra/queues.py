@@ -4,7 +4,6 @@ from aws_cdk import Duration
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.nag import acknowledge
 from infra.settings import DEAD_LETTER_TIMEOUT_SECONDS
 from lambdas import config
 
@@ -19,15 +18,11 @@ class JobQueues(Construct):
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             retention_period=Duration.days(config.DLQ_RETENTION_DAYS),
-            # The dead-letter consumer's own source queue: same six-times rule as the main queue.
+            # The dead-letter function's source queue: the same six-times rule as the main queue.
             visibility_timeout=Duration.seconds(6 * DEAD_LETTER_TIMEOUT_SECONDS),
         )
-        acknowledge(
-            self.dead_letter,
-            "AwsSolutions-SQS3",
-            "This is the dead-letter queue. A message its consumer cannot handle stays here, "
-            "visible to the DLQ alarm, until it expires after 14 days.",
-        )
+        # The DLQ has no redrive of its own (cdk-nag's SQS3 knows it for a DLQ): a message its function
+        # cannot handle is retried here until retention ends, and the DLQ alarm fires meanwhile.
 
         self.main = sqs.Queue(
             self,

@@ -44,12 +44,6 @@ class Storage(Construct):
             "AccessLogsBucket",
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(ACCESS_LOGS_EXPIRE_DAYS))],
         )
-        acknowledge(
-            self.access_logs,
-            "AwsSolutions-S1",
-            "This bucket receives the uploads bucket's server access logs; logging its own "
-            "accesses would only log the log delivery.",
-        )
 
         self.uploads = _private_bucket(
             self,
