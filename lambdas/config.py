@@ -66,6 +66,9 @@ RECOVERY_GRACE_SECONDS: Final = 300
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
+# Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
+UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
+RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)
 
