@@ -27,6 +27,8 @@ ENV_STATUS_SHARDS: Final = "STATUS_SHARDS"
 ENV_FINISHED_TTL_DAYS: Final = "FINISHED_TTL_DAYS"
 ENV_WORKER_CONCURRENCY: Final = "WORKER_CONCURRENCY"
 ENV_ALLOW_HTTP_WEBHOOKS: Final = "ALLOW_HTTP_WEBHOOKS"
+# Local runtime only: lets webhooks reach 127.0.0.0/8 and ::1 (and nothing else that is not public).
+ENV_WEBHOOK_ALLOW_LOOPBACK: Final = "WEBHOOK_ALLOW_LOOPBACK"
 ENV_THUMBNAIL_SIZES: Final = "THUMBNAIL_SIZES"
 ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 
@@ -64,6 +66,9 @@ RECOVERY_GRACE_SECONDS: Final = 300
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
+# Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
+UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
+RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)
 

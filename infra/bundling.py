@@ -1,0 +1,92 @@
+"""Packages the function code without Docker: pip fetches Lambda-platform wheels, then `lambdas/` is copied.
+
+All four functions run from this one asset. Its hash covers only what ends up in it (requirements.txt,
+the `lambdas/` package and the pip target), so editing tests or infra does not rebuild or redeploy it.
+"""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+PACKAGE: Final = "lambdas"
+REQUIREMENTS: Final = "requirements.txt"
+LAMBDA_PYTHON_VERSION: Final = "3.14"
+# Lambda's python3.14 runtime (Amazon Linux 2023, glibc 2.34) takes wheels of either manylinux generation;
+# some packages (Pillow) publish aarch64 wheels only for the newer one.
+PIP_PLATFORMS: Final = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
+_IGNORED: Final = ("__pycache__", "*.pyc")
+
+
+def pip_command(output_dir: str) -> list[str]:
+    platforms = [arg for platform in PIP_PLATFORMS for arg in ("--platform", platform)]
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        *platforms,
+        "--only-binary=:all:",
+        "--python-version",
+        LAMBDA_PYTHON_VERSION,
+        "--implementation",
+        "cp",
+        # Byte code compiled by this interpreter would be stale on 3.14 anyway.
+        "--no-compile",
+        "-r",
+        str(REPO_ROOT / REQUIREMENTS),
+        "-t",
+        output_dir,
+    ]
+
+
+@jsii.implements(ILocalBundling)
+class PipBundling:
+    """Bundles on the host; raises instead of declining, since the Docker fallback is not an option here."""
+
+    def try_bundle(self, output_dir: str, *_options: Any, **_kwargs: Any) -> bool:
+        result = subprocess.run(pip_command(output_dir), capture_output=True, text=True, check=False)  # noqa: S603
+        if result.returncode != 0:
+            raise RuntimeError(f"pip could not bundle the Lambda dependencies:\n{result.stderr}")
+        shutil.copytree(
+            REPO_ROOT / PACKAGE, Path(output_dir) / PACKAGE, ignore=shutil.ignore_patterns(*_IGNORED)
+        )
+        return True
+
+
+def source_hash() -> str:
+    """Hash of the asset's inputs: the requirements, every file of the package and the pip target."""
+    digest = hashlib.sha256()
+    digest.update(" ".join((*PIP_PLATFORMS, LAMBDA_PYTHON_VERSION)).encode())
+    files = [REPO_ROOT / REQUIREMENTS]
+    files += sorted(
+        path
+        for path in (REPO_ROOT / PACKAGE).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
+    for path in files:
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def function_code() -> lambda_.Code:
+    return lambda_.Code.from_asset(
+        str(REPO_ROOT),
+        asset_hash_type=AssetHashType.CUSTOM,
+        asset_hash=source_hash(),
+        bundling=BundlingOptions(
+            # Never pulled: local bundling always succeeds or raises.
+            image=DockerImage.from_registry("none"),
+            local=PipBundling(),
+        ),
+    )

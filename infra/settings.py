@@ -1,0 +1,174 @@
+"""Deployment settings read from CDK context, with defaults from `lambdas.config`.
+
+Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`):
+
+- ``alertEmail``: address subscribed to the alerts topic. Default: no subscription.
+- ``senderEmail``: From address of notification emails; the worker may send only as this identity.
+  Default ``no-reply@example.com``, a placeholder that synth flags with a warning.
+- ``workerBatchSize``: messages per worker invocation (1..10000; at most 10 without a batching window).
+- ``workerBatchingWindowSeconds``: how long SQS gathers a batch (0..300).
+- ``workerMaxConcurrency``: most concurrent worker invocations the queue may drive (2..1000).
+- ``recoveryRateMinutes``: how often the recovery sweep runs (1..1440).
+- ``backoffBaseSeconds`` / ``backoffCapSeconds``: retry backoff of failed jobs (base <= cap <= 43200,
+  the longest visibility timeout SQS accepts).
+- ``thumbnailSizes``: edge lengths of generated thumbnails, a list or "128,512".
+- ``apiRateLimit`` / ``apiBurstLimit``: steady requests per second and burst of the usage plan and stage.
+- ``apiQuotaPerDay``: requests one API key may make per day.
+- ``allowHttpWebhooks``: let webhook jobs call plain-HTTP endpoints (default false; the local runtime
+  sets it so webhooks can reach loopback receivers).
+
+Values given on the command line arrive as strings, so every key accepts its string form too.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from constructs import Node
+
+from lambdas import config
+
+# Tunables only the infrastructure needs: the function code never reads them.
+API_TIMEOUT_SECONDS: Final = 10
+DEAD_LETTER_TIMEOUT_SECONDS: Final = 30
+API_MEMORY_MB: Final = 256
+WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CPU scales with memory
+SMALL_MEMORY_MB: Final = 256
+LOG_LEVEL: Final = "INFO"
+UPLOADS_EXPIRE_DAYS: Final = 7
+RESULTS_EXPIRE_DAYS: Final = 30
+INCOMPLETE_UPLOAD_DAYS: Final = 1
+ACCESS_LOGS_EXPIRE_DAYS: Final = 90
+PLACEHOLDER_SENDER: Final = "no-reply@example.com"
+SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
+
+
+@dataclass(frozen=True)
+class Settings:
+    alert_email: str | None = None
+    sender_email: str = PLACEHOLDER_SENDER
+    worker_batch_size: int = config.WORKER_BATCH_SIZE
+    worker_batching_window_seconds: int = config.WORKER_BATCHING_WINDOW_SECONDS
+    worker_max_concurrency: int = config.WORKER_MAX_CONCURRENCY
+    recovery_rate_minutes: int = config.RECOVERY_RATE_MINUTES
+    backoff_base_seconds: int = config.BACKOFF_BASE_SECONDS
+    backoff_cap_seconds: int = config.BACKOFF_CAP_SECONDS
+    thumbnail_sizes: tuple[int, ...] = config.THUMBNAIL_SIZES
+    api_rate_limit: int = 50
+    api_burst_limit: int = 100
+    api_quota_per_day: int = 100_000
+    allow_http_webhooks: bool = False
+
+    def __post_init__(self) -> None:
+        problems = list(self._problems())
+        if problems:
+            raise ValueError("invalid CDK context: " + "; ".join(problems))
+
+    def _problems(self) -> Iterator[str]:
+        if self.alert_email is not None and not _is_email(self.alert_email):
+            yield "alertEmail is not an email address"
+        if not _is_email(self.sender_email):
+            yield "senderEmail is not an email address"
+        if not 1 <= self.worker_batch_size <= 10_000:
+            yield "workerBatchSize must be 1..10000"
+        if self.worker_batch_size > 10 and self.worker_batching_window_seconds == 0:
+            yield "workerBatchSize above 10 needs workerBatchingWindowSeconds > 0"
+        if not 0 <= self.worker_batching_window_seconds <= 300:
+            yield "workerBatchingWindowSeconds must be 0..300"
+        if not 2 <= self.worker_max_concurrency <= 1000:
+            yield "workerMaxConcurrency must be 2..1000"
+        if not 1 <= self.recovery_rate_minutes <= 1440:
+            yield "recoveryRateMinutes must be 1..1440"
+        if self.backoff_base_seconds < 1:
+            yield "backoffBaseSeconds must be at least 1"
+        if not self.backoff_base_seconds <= self.backoff_cap_seconds <= SQS_MAX_VISIBILITY_SECONDS:
+            yield f"backoffCapSeconds must be backoffBaseSeconds..{SQS_MAX_VISIBILITY_SECONDS}"
+        if not self.thumbnail_sizes or not all(1 <= size <= 4096 for size in self.thumbnail_sizes):
+            yield "thumbnailSizes must list sizes of 1..4096 pixels"
+        for key, value in (
+            ("apiRateLimit", self.api_rate_limit),
+            ("apiBurstLimit", self.api_burst_limit),
+            ("apiQuotaPerDay", self.api_quota_per_day),
+        ):
+            if value < 1:
+                yield f"{key} must be at least 1"
+
+    @property
+    def sender_is_placeholder(self) -> bool:
+        return self.sender_email == PLACEHOLDER_SENDER
+
+    @property
+    def sender_domain(self) -> str:
+        return self.sender_email.rpartition("@")[2]
+
+    @property
+    def longest_retry_span_seconds(self) -> int:
+        """How long a message may legitimately stay on the main queue: the full delay, then every attempt
+        timing out and waiting out its backoff. Older than this, the worker is not keeping up."""
+        backoff = sum(
+            min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt)
+            for attempt in range(config.MAX_ATTEMPTS_LIMIT)
+        )
+        return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * config.WORKER_TIMEOUT_SECONDS
+
+    @classmethod
+    def from_context(cls, node: Node) -> "Settings":
+        values: dict[str, Any] = {}
+        for key, (field, parse) in _CONTEXT_KEYS.items():
+            raw = node.try_get_context(key)
+            if raw is None or raw == "":
+                continue
+            try:
+                values[field] = parse(raw)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"invalid CDK context {key}={raw!r}: {error}") from None
+        return cls(**values)
+
+
+def _int(raw: Any) -> int:
+    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+        raise ValueError("expected a whole number")
+    return int(raw)
+
+
+def _bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in {"true", "1", "yes"}:
+        return True
+    if text in {"false", "0", "no"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _sizes(raw: Any) -> tuple[int, ...]:
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    return tuple(_int(item.strip() if isinstance(item, str) else item) for item in items)
+
+
+def _text(raw: Any) -> str:
+    return str(raw).strip()
+
+
+_CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
+    "alertEmail": ("alert_email", _text),
+    "senderEmail": ("sender_email", _text),
+    "workerBatchSize": ("worker_batch_size", _int),
+    "workerBatchingWindowSeconds": ("worker_batching_window_seconds", _int),
+    "workerMaxConcurrency": ("worker_max_concurrency", _int),
+    "recoveryRateMinutes": ("recovery_rate_minutes", _int),
+    "backoffBaseSeconds": ("backoff_base_seconds", _int),
+    "backoffCapSeconds": ("backoff_cap_seconds", _int),
+    "thumbnailSizes": ("thumbnail_sizes", _sizes),
+    "apiRateLimit": ("api_rate_limit", _int),
+    "apiBurstLimit": ("api_burst_limit", _int),
+    "apiQuotaPerDay": ("api_quota_per_day", _int),
+    "allowHttpWebhooks": ("allow_http_webhooks", _bool),
+}
+CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
+
+
+def _is_email(value: str) -> bool:
+    local, at, domain = value.partition("@")
+    return bool(local and at and "." in domain and " " not in value)

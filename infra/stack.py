@@ -1,0 +1,73 @@
+"""The offload stack: composes the constructs, exports what clients and tests need."""
+
+from typing import Any
+
+from aws_cdk import Annotations, CfnOutput, Stack
+from constructs import Construct
+
+from infra.api import JobsApi
+from infra.bundling import function_code
+from infra.functions import Functions
+from infra.monitoring import Alarms, Alerts
+from infra.queues import JobQueues
+from infra.settings import Settings
+from infra.storage import Storage
+from infra.tables import JobTables
+from infra.triggers import Triggers
+
+
+class OffloadStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        settings = Settings.from_context(self.node)
+        if settings.sender_is_placeholder:
+            Annotations.of(self).add_warning_v2(
+                "offload:placeholderSenderEmail",
+                f"senderEmail is the placeholder {settings.sender_email}: email jobs will fail until it is "
+                "set (-c senderEmail=...) to an address or domain verified in SES.",
+            )
+
+        tables = JobTables(self, "Tables")
+        queues = JobQueues(self, "Queues")
+        storage = Storage(self, "Storage")
+        alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
+        functions = Functions(
+            self,
+            "Functions",
+            settings=settings,
+            code=function_code(),
+            tables=tables,
+            queues=queues,
+            storage=storage,
+            alerts_topic=alerts.topic,
+        )
+        Triggers(
+            self,
+            "Triggers",
+            settings=settings,
+            queues=queues,
+            worker=functions.worker.function,
+            dead_letter=functions.dead_letter.function,
+            recovery=functions.recovery.function,
+        )
+        api = JobsApi(self, "Api", handler=functions.api.function, settings=settings)
+        Alarms(
+            self,
+            "Alarms",
+            topic=alerts.topic,
+            queues=queues,
+            worker=functions.worker.function,
+            settings=settings,
+        )
+
+        for output_id, value in {
+            "ApiUrl": api.rest_api.url,
+            "ApiKeyId": api.api_key.key_id,
+            "QueueUrl": queues.main.queue_url,
+            "DeadLetterQueueUrl": queues.dead_letter.queue_url,
+            "JobsTableName": tables.jobs.table_name,
+            "DeliveriesTableName": tables.deliveries.table_name,
+            "UploadsBucketName": storage.uploads.bucket_name,
+            "AlertsTopicArn": alerts.topic.topic_arn,
+        }.items():
+            CfnOutput(self, output_id, value=value)

@@ -1,0 +1,53 @@
+"""What invokes the functions: the two queues and the recovery schedule."""
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from constructs import Construct
+
+from infra.queues import JobQueues
+from infra.settings import Settings
+from lambdas import config
+
+
+class Triggers(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        queues: JobQueues,
+        worker: lambda_.Function,
+        dead_letter: lambda_.Function,
+        recovery: lambda_.Function,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # Partial batch responses: one failing job must not send its whole batch around again.
+        worker.add_event_source(
+            sources.SqsEventSource(
+                queues.main,
+                batch_size=settings.worker_batch_size,
+                max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
+                max_concurrency=settings.worker_max_concurrency,
+                report_batch_item_failures=True,
+            )
+        )
+        dead_letter.add_event_source(
+            sources.SqsEventSource(
+                queues.dead_letter,
+                batch_size=config.DLQ_BATCH_SIZE,
+                max_batching_window=Duration.seconds(config.DLQ_BATCHING_WINDOW_SECONDS),
+                report_batch_item_failures=True,
+            )
+        )
+        self.recovery_schedule = events.Rule(
+            self,
+            "RecoverySchedule",
+            description="Runs the offload recovery sweep",
+            schedule=events.Schedule.rate(Duration.minutes(settings.recovery_rate_minutes)),
+            # A missed sweep is harmless: the next one covers the same jobs.
+            targets=[targets.LambdaFunction(recovery, retry_attempts=0)],
+        )
