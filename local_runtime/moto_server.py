@@ -38,7 +38,7 @@ class MotoServer:
     def start(self, timeout: float = 20.0) -> MotoServer:
         # Its request log goes nowhere: the runtime prints job transitions, not HTTP requests.
         self._process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
-            [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
+            [sys.executable, "-m", "local_runtime.moto_main", "-H", self.host, "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
