@@ -124,6 +124,8 @@ class Functions(Construct):
                 **jobs_table_env,
                 config.ENV_QUEUE_URL: queues.main.queue_url,
                 config.ENV_UPLOADS_BUCKET: uploads.bucket_name,
+                # A fan-out's endpoints are checked against the webhook policy at submission too.
+                config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
             },
         )
         tables.jobs.grant_read_write_data(self.api.role)

@@ -27,7 +27,7 @@ def render_transition(record: dict[str, Any]) -> str:
     """One readable line for a `job_transition` log record."""
     stamp = time.strftime("%H:%M:%S", time.localtime(record.get("time", time.time())))
     line = (
-        f"{stamp}  job {record.get('jobId', '?')}  {record.get('jobType', '?'):<14} "
+        f"{stamp}  job {record.get('jobId', '?')}  {record.get('jobType', '?'):<16} "
         f"{record.get('from', '?'):>10} {_ARROW} {record.get('to', '?'):<10} attempt {record.get('attempt', '?')}"
     )
     if record.get("error"):

@@ -69,6 +69,8 @@ class RuntimeSettings:
 
 def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The stack's template, synthesized in-process with the local context (no assets are bundled)."""
+    # The CDK libraries run on the machine's Node (as `make` sets it): its end-of-life banner is noise.
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from infra.synth import synthesize
 
     return synthesize(context={**LOCAL_CONTEXT, **(context or {})})
@@ -310,6 +312,7 @@ class LocalRuntime:
                 for pool in self.pools.values()
             },
             "awsEndpoint": self.moto.url,
+            "region": self.moto.region,
             "outputs": self.provisioned.outputs if self.provisioned else {},
         }
 

@@ -1,0 +1,251 @@
+"""`make demo`: one job of each type through the running local runtime, followed to its end state.
+
+- an email (SES in moto);
+- a webhook fan-out to three receivers on 127.0.0.1: one answers 200, one always fails (its delivery
+  retries, then dies and raises an alert), one answers 410 Gone (dead at once, no retries);
+- an image from tests/assets, uploaded through `POST /uploads` and turned into thumbnails.
+
+Start the runtime first (`make run` in another terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import requests
+
+from lambdas import config
+from local_runtime.cli import FINISHED, CliError, Target, get_job, resolve_target
+from local_runtime.runtime import REPO_ROOT
+
+IMAGE = REPO_ROOT / "tests" / "assets" / "landscape.jpg"
+# Receiver path -> the status it always answers.
+RECEIVERS = {"/ok": 200, "/down": 503, "/gone": 410}
+FANOUT_ATTEMPTS = 3
+
+
+@dataclass
+class Receivers:
+    """Webhook receivers on loopback that always answer the same status per path."""
+
+    received: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        receivers = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receivers.received.append((self.path, dict(self.headers.items())))
+                self.send_response(RECEIVERS.get(self.path, 404))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _post(target: Target, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = requests.post(target.endpoint(path), json=body, headers=target.headers(), timeout=30)
+    if response.status_code >= 400:
+        raise CliError(f"POST /{path} answered {response.status_code}: {response.text}")
+    document: dict[str, Any] = response.json()
+    return document
+
+
+def submit_email(target: Target) -> str:
+    payload = {"to": ["ada@example.com"], "subject": "Hello from offload", "text": "Sent by the local demo."}
+    return str(_post(target, "jobs", {"type": "send_email", "payload": payload})["jobId"])
+
+
+def submit_fanout(target: Target, receivers: Receivers) -> str:
+    payload = {
+        "eventType": "demo.ping",
+        "data": {"message": "hello, receivers"},
+        "endpoints": [{"id": path.strip("/"), "url": receivers.url(path)} for path in RECEIVERS],
+    }
+    body = {"type": "webhook_fanout", "payload": payload, "maxAttempts": FANOUT_ATTEMPTS}
+    return str(_post(target, "jobs", body)["jobId"])
+
+
+def submit_image(target: Target) -> str:
+    response = requests.post(
+        target.endpoint("uploads"),
+        json={"filename": IMAGE.name, "contentType": "image/jpeg"},
+        headers=target.headers(),
+        timeout=30,
+    )
+    if response.status_code == 404:
+        key = _upload_directly(target)  # an API without POST /uploads yet
+    else:
+        upload = response.json()
+        if response.status_code >= 400:
+            raise CliError(f"POST /uploads answered {response.status_code}: {response.text}")
+        stored = requests.request(
+            upload.get("method", "PUT"),
+            upload["url"],
+            data=IMAGE.read_bytes(),
+            headers=upload["headers"],
+            timeout=30,
+        )
+        if stored.status_code >= 300:
+            raise CliError(f"the upload was refused: {stored.status_code} {stored.text[:200]}")
+        key = upload["key"]
+    return str(_post(target, "jobs", {"type": "process_file", "payload": {"key": key}})["jobId"])
+
+
+def _upload_directly(target: Target) -> str:
+    import uuid
+
+    import boto3
+
+    from local_runtime.moto_server import CREDENTIALS
+
+    stats = _local(target, "stats")
+    key = f"{config.UPLOADS_PREFIX}{uuid.uuid4()}/{IMAGE.name}"
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=stats["awsEndpoint"],
+        region_name=stats["region"],
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
+    s3.put_object(
+        Bucket=stats["outputs"]["UploadsBucketName"],
+        Key=key,
+        Body=IMAGE.read_bytes(),
+        ContentType="image/jpeg",
+    )
+    return key
+
+
+def wait_all(
+    target: Target, jobs: dict[str, str], timeout: float, on_change: Callable[[str, dict[str, Any]], None]
+) -> dict[str, dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    latest: dict[str, dict[str, Any]] = {}
+    while True:
+        for name, job_id in jobs.items():
+            job = get_job(target, job_id)
+            if latest.get(name, {}).get("status") != job["status"]:
+                on_change(name, job)
+            latest[name] = job
+        if all(job["status"] in FINISHED for job in latest.values()):
+            return latest
+        if time.monotonic() > deadline:
+            raise CliError(f"not finished after {timeout:.0f} s: {json.dumps(latest, indent=2)}")
+        time.sleep(1)
+
+
+def _local(target: Target, what: str, **params: str) -> Any:
+    return requests.get(target.local_base + what, headers=target.headers(), params=params, timeout=30).json()
+
+
+def dead_jobs(target: Target, after: int) -> list[dict[str, Any]]:
+    return [
+        e for e in _local(target, "logs", event="job_transition", after=str(after)) if e.get("to") == "dead"
+    ]
+
+
+def _summary(job: dict[str, Any]) -> str:
+    text = f"{job['status']:<5} after {job['attempts']} attempt(s)"
+    if job.get("children"):
+        children = job["children"]
+        text += f"; children: {children['done']} done, {children['dead']} dead of {children['total']}"
+    if job.get("result") is not None:
+        text += f"; result: {json.dumps(job['result'])[:120]}"
+    if job.get("lastError"):
+        text += f"; last error: {job['lastError'][:120]}"
+    return text
+
+
+def main() -> int:
+    try:
+        target = resolve_target(_no_flags())
+    except CliError as error:
+        print(f"demo: {error}", file=sys.stderr)
+        return 1
+    if not target.local:
+        print("demo: it runs against the local runtime only (`make run`)", file=sys.stderr)
+        return 1
+    receivers = Receivers()
+    try:
+        return _run(target, receivers)
+    except CliError as error:
+        print(f"demo: {error}", file=sys.stderr)
+        return 1
+    finally:
+        receivers.close()
+
+
+def _run(target: Target, receivers: Receivers) -> int:
+    log_mark = max((e["seq"] for e in _local(target, "logs")), default=0)
+    alerts_before = len(_local(target, "alerts"))
+    jobs = {
+        "email": submit_email(target),
+        "webhook fan-out": submit_fanout(target, receivers),
+        "image": submit_image(target),
+    }
+    for name, job_id in jobs.items():
+        print(f"submitted {name:<16} {job_id}")
+    print("following them (the failing endpoint is retried with backoff before it is declared dead)...")
+    finished = wait_all(
+        target, jobs, timeout=600, on_change=lambda name, job: print(f"  {name:<16} {job['status']}")
+    )
+    print("\nEnd states:")
+    for name, job in finished.items():
+        print(f"  {name:<16} {_summary(job)}")
+    dead = dead_jobs(target, log_mark)
+    print("\nDead jobs:")
+    for entry in dead:
+        print(f"  {entry['jobType']} {entry['jobId']}: {entry.get('error', '')}")
+    print("\nWaiting for their alerts (the dead-letter consumer gathers a batch for up to 30 s)...")
+    deadline = time.monotonic() + 90
+    alerts: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        alerts = _local(target, "alerts")[alerts_before:]
+        if len(alerts) >= len(dead):
+            break
+        time.sleep(1)
+    for alert in alerts:
+        print(f"  ALERT {alert['subject']}")
+    print(
+        f"\nwebhook receivers got {len(receivers.received)} request(s): "
+        + ", ".join(p for p, _ in receivers.received)
+    )
+    ok = (
+        finished["email"]["status"] == "done"
+        and finished["image"]["status"] == "done"
+        and finished["webhook fan-out"]["status"] == "done"
+        and len(dead) >= 2
+        and len(alerts) >= len(dead)
+    )
+    return 0 if ok else 1
+
+
+def _no_flags() -> Any:
+    import argparse
+
+    return argparse.Namespace(url=None, api_key=None, outputs_file=None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
