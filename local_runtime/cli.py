@@ -57,7 +57,9 @@ def resolve_target(args: argparse.Namespace, state_file: Path = STATE_FILE) -> T
     if url:
         if not api_key:
             raise CliError("--url needs --api-key (or OFFLOAD_API_KEY)")
-        return Target(url.rstrip("/") + "/", api_key, local=False)
+        # Only the local runtime serves loopback: its /_local/ endpoints are there too.
+        local = urlsplit(url).hostname in {"127.0.0.1", "localhost", "::1"}
+        return Target(url.rstrip("/") + "/", api_key, local=local)
     if args.outputs_file:
         outputs = _stack_outputs(Path(args.outputs_file))
         if not api_key:

@@ -35,15 +35,15 @@ FANOUT_ATTEMPTS = 3
 class Receivers:
     """Webhook receivers on loopback that always answer the same status per path."""
 
-    received: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    received: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         receivers = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receivers.received.append((self.path, dict(self.headers.items())))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receivers.received.append((self.path, dict(self.headers.items()), body))
                 self.send_response(RECEIVERS.get(self.path, 404))
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -229,7 +229,7 @@ def _run(target: Target, receivers: Receivers) -> int:
         print(f"  ALERT {alert['subject']}")
     print(
         f"\nwebhook receivers got {len(receivers.received)} request(s): "
-        + ", ".join(p for p, _ in receivers.received)
+        + ", ".join(p for p, _, _ in receivers.received)
     )
     ok = (
         finished["email"]["status"] == "done"

@@ -1,7 +1,7 @@
 """One local runtime per test worker, shared by the e2e tests that talk to it over HTTP on loopback.
 
 Its settings make the pipeline fast enough to watch retries and timeouts in seconds: short backoff,
-no batching window, a 3 s worker timeout, a recovery sweep every 2 s. Each is a documented local
+no batching window, an 8 s worker timeout (webhook deliveries keep 5 s of it in reserve), a recovery sweep every 2 s. Each is a documented local
 override (docs/local.md); the test-only job types are loaded through `extra_modules`.
 """
 
@@ -16,9 +16,9 @@ import requests
 from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
 
 WORKER = "lambdas.handlers.worker.handler"
-WORKER_TIMEOUT = 3
-WORKER_VISIBILITY = 6
-LEASE_SECONDS = 4
+WORKER_TIMEOUT = 8
+WORKER_VISIBILITY = 12
+LEASE_SECONDS = 9
 SCHEDULE_SECONDS = 2
 
 E2E_CONTEXT = {

@@ -1,0 +1,92 @@
+"""Each job type end to end through the running local runtime, as `make demo` submits them."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from standardwebhooks import Webhook
+
+from local_runtime import demo
+from local_runtime.cli import Target
+from local_runtime.runtime import LocalRuntime
+from tests.e2e.conftest import Client
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
+
+
+@pytest.fixture(scope="module")
+def target(runtime: LocalRuntime) -> Target:
+    return Target(runtime.url, runtime.api_key, local=True)
+
+
+def test_email_is_sent_through_ses(client: Client, runtime: LocalRuntime, target: Target) -> None:
+    job = client.wait_for_status(demo.submit_email(target), {"done", "dead"}, timeout=30)
+
+    assert job["status"] == "done", job
+    assert job["result"]["recipients"] == 1
+    assert runtime.moto.client("ses").get_send_quota()["SentLast24Hours"] >= 1
+
+
+def test_fanout_delivers_signed_events_and_settles_every_endpoint(
+    client: Client, runtime: LocalRuntime, target: Target
+) -> None:
+    receivers = demo.Receivers()
+    try:
+        job = client.wait_for_status(demo.submit_fanout(target, receivers), {"done", "dead"}, timeout=60)
+    finally:
+        receivers.close()
+
+    assert job["status"] == "done", job
+    assert job["children"] == {"total": 3, "pending": 0, "done": 1, "dead": 2}
+    by_path = {path: [(h, b) for p, h, b in receivers.received if p == path] for path in demo.RECEIVERS}
+    assert (len(by_path["/ok"]), len(by_path["/gone"]), len(by_path["/down"])) == (1, 1, demo.FANOUT_ATTEMPTS)
+    secret_arn = runtime.provisioned.function_env("lambdas.handlers.worker.handler")["WEBHOOK_SECRET_ARN"]
+    secret = runtime.moto.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"]
+    headers, body = by_path["/ok"][0]
+    event = Webhook(secret).verify(body, {k.lower(): v for k, v in headers.items()})
+    assert event["data"] == {"message": "hello, receivers"}
+
+
+def test_image_is_thumbnailed_into_the_bucket(client: Client, runtime: LocalRuntime, target: Target) -> None:
+    job = client.wait_for_status(demo.submit_image(target), {"done", "dead"}, timeout=60)
+
+    assert job["status"] == "done", job
+    bucket = runtime.provisioned.outputs["UploadsBucketName"]
+    stored = {o["Key"] for o in runtime.moto.client("s3").list_objects_v2(Bucket=bucket).get("Contents", [])}
+    assert set(job["result"]["keys"]) <= stored
+    assert len(job["result"]["thumbnails"]) == 2
+
+
+def test_cli_submits_waits_and_tails(runtime: LocalRuntime) -> None:
+    cli = [sys.executable, "-m", "local_runtime.cli", "--url", runtime.url, "--api-key", runtime.api_key]
+    tail = subprocess.Popen([*cli, "tail"], stdout=subprocess.PIPE, text=True)
+    try:
+        submitted = subprocess.run(
+            [
+                *cli,
+                "submit",
+                "test_echo",
+                "--payload",
+                '{"value": "from the cli"}',
+                "--wait",
+                "--timeout",
+                "30",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        time.sleep(1.5)
+    finally:
+        tail.terminate()
+    tailed = tail.communicate(timeout=10)[0]
+
+    assert submitted.returncode == 0, submitted.stderr
+    job = json.loads(submitted.stdout[submitted.stdout.index("{", 1) :])
+    assert job["status"] == "done"
+    assert f"job {job['jobId']}" in tailed
+    assert "processing \u2192 done" in tailed
+    status = subprocess.run([*cli, "status", job["jobId"]], capture_output=True, text=True, timeout=30)
+    assert json.loads(status.stdout)["result"] == {"echo": "from the cli", "attempt": 1}
