@@ -137,19 +137,33 @@ class Gateway:
         request_id = str(uuid.uuid4())
         matched = self.match(request.method, request.path)
         if matched is None:
-            return self._answer(
-                request_id, HttpResponse.json(403, {"message": "Missing Authentication Token"})
-            )
+            return self.error("MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", request_id)
         route, path_parameters = matched
         key = self.key_for(request.headers)
         if route.api_key_required:
             if key is None:
-                return self._answer(request_id, HttpResponse.json(403, {"message": "Forbidden"}))
+                return self.error("INVALID_API_KEY", 403, "Forbidden", request_id)
             if not self._buckets[key.value].take():
-                return self._answer(request_id, HttpResponse.json(429, {"message": "Too Many Requests"}))
+                return self.error("THROTTLED", 429, "Too Many Requests", request_id)
         event = self.event(request, route, path_parameters, key, request_id)
         invocation = self._invoke(route.function, event)
-        return self._answer(request_id, self._response(invocation))
+        response = self._response(invocation)
+        if response is None:
+            return self.error("DEFAULT_5XX", 502, "Internal server error", request_id)
+        return self._answer(request_id, response)
+
+    def error(self, response_type: str, status: int, message: str, request_id: str) -> HttpResponse:
+        """An error API Gateway answers itself, shaped by the stack's gateway responses when it has them."""
+        family = "DEFAULT_4XX" if status < 500 else "DEFAULT_5XX"
+        custom = self.api.gateway_responses.get(response_type) or self.api.gateway_responses.get(family)
+        if custom is None:
+            return self._answer(request_id, HttpResponse.json(status, {"message": message}))
+        content_type, template = next(iter(custom.templates.items()), ("application/json", None))
+        body = (
+            json.dumps({"message": message}) if template is None else _render(template, message, request_id)
+        )
+        headers = [("Content-Type", content_type), *custom.headers.items()]
+        return self._answer(request_id, HttpResponse(custom.status or status, headers, body.encode()))
 
     def key_for(self, headers: list[tuple[str, str]]) -> ApiKey | None:
         values = [v for name, v in headers if name.lower() == API_KEY_HEADER]
@@ -226,9 +240,9 @@ class Gateway:
         }
 
     @staticmethod
-    def _response(invocation: Invocation) -> HttpResponse:
-        # API Gateway answers 502 for a function error or a response that is not a proxy response.
-        bad_gateway = HttpResponse.json(502, {"message": "Internal server error"})
+    def _response(invocation: Invocation) -> HttpResponse | None:
+        """The function's proxy response; None (a 502) for an error or a response of the wrong shape."""
+        bad_gateway = None
         result = invocation.result
         if not invocation.ok or not isinstance(result, dict) or not isinstance(result.get("statusCode"), int):
             return bad_gateway
@@ -252,6 +266,15 @@ class Gateway:
             [*response.headers, ("x-amzn-RequestId", request_id), ("x-amz-apigw-id", request_id[:16])],
             response.body,
         )
+
+
+def _render(template: str, message: str, request_id: str) -> str:
+    """The few `$context` variables of a gateway response template that errors use."""
+    return (
+        template.replace("$context.error.messageString", json.dumps(message))
+        .replace("$context.error.message", message)
+        .replace("$context.requestId", request_id)
+    )
 
 
 LocalRoute = Callable[[dict[str, list[str]]], Any]  # query -> JSON document
@@ -327,7 +350,9 @@ class FrontDoor:
                     )
                     response = door.gateway.handle(request)
                 else:
-                    response = HttpResponse.json(403, {"message": "Missing Authentication Token"})
+                    response = door.gateway.error(
+                        "MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", str(uuid.uuid4())
+                    )
                 self.send_response(response.status)
                 for name, value in response.headers:
                     self.send_header(name, value)

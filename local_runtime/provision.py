@@ -99,6 +99,15 @@ class UsagePlanLimits:
 
 
 @dataclass(frozen=True)
+class GatewayResponse:
+    """A customised API Gateway error response (AWS::ApiGateway::GatewayResponse)."""
+
+    status: int | None
+    templates: Mapping[str, str]  # content type -> mapping template
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class ApiSpec:
     logical_id: str
     api_id: str
@@ -106,6 +115,7 @@ class ApiSpec:
     routes: tuple[Route, ...]
     binary_media_types: tuple[str, ...] = ()
     limits: UsagePlanLimits = UsagePlanLimits()
+    gateway_responses: Mapping[str, GatewayResponse] = field(default_factory=dict)  # by ResponseType
 
 
 @dataclass
@@ -676,7 +686,26 @@ class _Provisioner:
             routes=tuple(routes),
             binary_media_types=tuple(self.resolve(props.get("BinaryMediaTypes", []))),
             limits=self._usage_plan_limits(logical_id),
+            gateway_responses=self._gateway_responses(logical_id),
         )
+
+    def _gateway_responses(self, api_logical_id: str) -> dict[str, GatewayResponse]:
+        responses = {}
+        for _, props in self._resources_of("AWS::ApiGateway::GatewayResponse"):
+            if referenced_id(props.get("RestApiId")) != api_logical_id:
+                continue
+            status = props.get("StatusCode")
+            # Header values are literals in single quotes, as in a method response mapping.
+            headers = {
+                name.removeprefix("gatewayresponse.header."): str(self.resolve(value)).strip("'")
+                for name, value in props.get("ResponseParameters", {}).items()
+            }
+            responses[str(props["ResponseType"])] = GatewayResponse(
+                status=None if status is None else int(self.resolve(status)),
+                templates={k: str(self.resolve(v)) for k, v in props.get("ResponseTemplates", {}).items()},
+                headers=headers,
+            )
+        return responses
 
     def _api_path(self, resource_id: Any) -> str:
         logical_id = referenced_id(resource_id)

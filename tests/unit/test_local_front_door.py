@@ -9,7 +9,7 @@ import pytest
 
 from local_runtime.front_door import ApiKey, Gateway, HttpRequest
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import ApiSpec, Route, UsagePlanLimits
+from local_runtime.provision import ApiSpec, GatewayResponse, Route, UsagePlanLimits
 
 SAMPLE = json.loads((Path(__file__).parents[1] / "events" / "api_post_job.json").read_text())
 KEY = ApiKey(id="k1e2y3i4d5", value="local-test-api-key-value")
@@ -161,3 +161,38 @@ def test_function_error_or_malformed_response_is_a_502(recorder: Recorder) -> No
     response = _gateway(recorder).handle(_request("POST", "/jobs"))
 
     assert (response.status, json.loads(response.body)) == (502, {"message": "Internal server error"})
+
+
+def test_the_stacks_gateway_responses_shape_gateway_errors() -> None:
+    template = '{"error": {"code": "forbidden", "message": $context.error.messageString}}'
+    api = ApiSpec(
+        **{
+            **API.__dict__,
+            "gateway_responses": {
+                "INVALID_API_KEY": GatewayResponse(403, {"application/json": template}, {}),
+                "MISSING_AUTHENTICATION_TOKEN": GatewayResponse(
+                    404, {"application/json": template.replace("forbidden", "not_found")}, {}
+                ),
+                "DEFAULT_5XX": GatewayResponse(
+                    None, {"application/json": template.replace("forbidden", "internal")}, {}
+                ),
+            },
+        }
+    )
+
+    forbidden = _gateway(Recorder(), api).handle(_request("POST", "/jobs", []))
+    unknown = _gateway(Recorder(), api).handle(_request("GET", "/nowhere"))
+    failed = _gateway(Recorder(ok=False), api).handle(_request("POST", "/jobs"))
+
+    assert (forbidden.status, json.loads(forbidden.body)) == (
+        403,
+        {"error": {"code": "forbidden", "message": "Forbidden"}},
+    )
+    assert (unknown.status, json.loads(unknown.body)) == (
+        404,
+        {"error": {"code": "not_found", "message": "Missing Authentication Token"}},
+    )
+    assert (failed.status, json.loads(failed.body)) == (
+        502,
+        {"error": {"code": "internal", "message": "Internal server error"}},
+    )
