@@ -105,8 +105,11 @@ def _json_or_fail(response: requests.Response) -> Any:
 
 
 def submit(target: Target, args: argparse.Namespace) -> int:
+    text = args.payload
+    if text.startswith("@"):
+        text = sys.stdin.read() if text == "@-" else Path(text[1:]).read_text()
     try:
-        payload = json.loads(args.payload)
+        payload = json.loads(text)
     except ValueError as error:
         raise CliError(f"--payload is not JSON: {error}") from None
     body: dict[str, Any] = {"type": args.type, "payload": payload}
@@ -215,7 +218,9 @@ def parser() -> argparse.ArgumentParser:
 
     submit_cmd = commands.add_parser("submit", help="submit a job")
     submit_cmd.add_argument("type", help="job type, e.g. send_email")
-    submit_cmd.add_argument("--payload", default="{}", help="the job's payload as JSON")
+    submit_cmd.add_argument(
+        "--payload", default="{}", help="the job's payload as JSON, or @FILE, or @- for standard input"
+    )
     submit_cmd.add_argument("--max-attempts", type=int)
     submit_cmd.add_argument("--delay", type=int, help="seconds before the first attempt")
     submit_cmd.add_argument("--idempotency-key")
