@@ -1,0 +1,75 @@
+"""Where `offload` sends its requests: flags, a deployed stack's outputs file, or the local runtime."""
+
+import argparse
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from local_runtime.cli import CliError, resolve_target
+
+
+def _args(**given: str | None) -> argparse.Namespace:
+    return argparse.Namespace(**{"url": None, "api_key": None, "outputs_file": None, **given})
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OFFLOAD_URL", "OFFLOAD_API_KEY", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+
+
+def test_outputs_file_gives_the_url_and_the_key_is_read_from_api_gateway(tmp_path: Path) -> None:
+    with mock_aws():
+        key = boto3.client("apigateway").create_api_key(
+            name="offload", value="a-deployed-key-value-123", enabled=True
+        )
+        outputs = tmp_path / "outputs.json"
+        outputs.write_text(
+            json.dumps(
+                {
+                    "Offload": {
+                        "ApiUrl": "https://abc.execute-api.eu-west-1.amazonaws.com/v1/",
+                        "ApiKeyId": key["id"],
+                    }
+                }
+            )
+        )
+
+        target = resolve_target(_args(outputs_file=str(outputs)), state_file=tmp_path / "none.json")
+
+    assert target.url == "https://abc.execute-api.eu-west-1.amazonaws.com/v1/"
+    assert target.api_key == "a-deployed-key-value-123"
+    assert not target.local
+
+
+def test_flags_win_and_loopback_means_the_local_runtime(tmp_path: Path) -> None:
+    deployed = resolve_target(
+        _args(url="https://x.example/v1", api_key="k"), state_file=tmp_path / "none.json"
+    )
+    local = resolve_target(
+        _args(url="http://127.0.0.1:3000/v1/", api_key="k"), state_file=tmp_path / "none.json"
+    )
+
+    assert (deployed.url, deployed.local) == ("https://x.example/v1/", False)
+    assert local.local
+    assert local.local_base == "http://127.0.0.1:3000/_local/"
+
+
+def test_default_is_the_running_local_runtime(tmp_path: Path) -> None:
+    state = tmp_path / "runtime.json"
+    state.write_text(json.dumps({"url": "http://127.0.0.1:3000/v1/", "apiKey": "local-key"}))
+
+    target = resolve_target(_args(), state_file=state)
+
+    assert (target.url, target.api_key, target.local) == ("http://127.0.0.1:3000/v1/", "local-key", True)
+
+
+def test_nothing_to_talk_to_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CliError, match="make run"):
+        resolve_target(_args(), state_file=tmp_path / "none.json")
+    with pytest.raises(CliError, match="api-key"):
+        resolve_target(_args(url="https://x.example/v1"), state_file=tmp_path / "none.json")
