@@ -35,10 +35,8 @@ def _cli_environment() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _synth(outdir: Path) -> None:
     assert (REPO_ROOT / "node_modules" / ".bin" / "cdk").exists(), "the pinned CDK CLI is missing: npm ci"
-    outdir = tmp_path_factory.mktemp("cdk.out")
     result = subprocess.run(
         ["npx", "--no-install", "cdk", "synth", "--quiet", "-o", str(outdir)],
         cwd=REPO_ROOT,
@@ -49,11 +47,9 @@ def assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    return outdir
 
 
-@pytest.fixture(scope="module")
-def code_asset(assembly: Path) -> tuple[str, Path]:
+def _code_asset(assembly: Path) -> tuple[str, Path]:
     manifest: dict[str, Any] = json.loads((assembly / f"{config.STACK_ID}.assets.json").read_text())
     zipped = {h: a for h, a in manifest["files"].items() if a["source"]["packaging"] == "zip"}
     assert len(zipped) == 1, f"the four functions share one code asset, found {sorted(zipped)}"
@@ -67,27 +63,24 @@ def _elf_machine(path: Path) -> int:
     return int.from_bytes(header[18:20], "little")
 
 
-def test_every_function_deploys_the_one_bundled_asset(assembly: Path, code_asset: tuple[str, Path]) -> None:
-    asset_hash, _ = code_asset
-    template = json.loads((assembly / f"{config.STACK_ID}.template.json").read_text())
+def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> None:
+    # One test on purpose: the synth takes most of a minute, so everything is checked on one assembly.
+    _synth(tmp_path)
+    asset_hash, asset = _code_asset(tmp_path)
+
+    template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
     assert len(functions) == 4
     assert {f["Properties"]["Code"]["S3Key"] for f in functions} == {f"{asset_hash}.zip"}
 
-
-def test_asset_holds_the_handlers_without_byte_code(code_asset: tuple[str, Path]) -> None:
-    _, asset = code_asset
+    # The handlers, and nothing of the repository that is not function code.
     for entry_point in ("api", "worker", "dead_letter", "recovery"):
         assert (asset / "lambdas" / "handlers" / f"{entry_point}.py").is_file()
     assert not list((asset / "lambdas").rglob("__pycache__"))
     assert not (asset / "tests").exists()
     assert not (asset / "infra").exists()
 
-
-def test_asset_holds_the_runtime_dependencies_built_for_arm64_python_3_14(
-    code_asset: tuple[str, Path],
-) -> None:
-    _, asset = code_asset
+    # The runtime dependencies, native ones built for arm64 and CPython 3.14.
     assert (asset / "aws_lambda_powertools" / "__init__.py").is_file()
     assert (asset / "pydantic" / "__init__.py").is_file()
     (core,) = (asset / "pydantic_core").glob("_pydantic_core*.so")
