@@ -146,6 +146,8 @@ class SqsEventSource:
         self._region = region
         self._on_batch = on_batch
         self._stopping = threading.Event()
+        self._enabled = threading.Event()
+        self._enabled.set()
         self._threads: list[threading.Thread] = []
 
     @property
@@ -160,6 +162,13 @@ class SqsEventSource:
             thread.start()
             self._threads.append(thread)
 
+    def disable(self) -> None:
+        """Stop receiving, as `Enabled: false` does; batches in progress finish."""
+        self._enabled.clear()
+
+    def enable(self) -> None:
+        self._enabled.set()
+
     def request_stop(self) -> None:
         """Stop polling; a batch being processed still finishes (or ends with its pool)."""
         self._stopping.set()
@@ -171,6 +180,8 @@ class SqsEventSource:
 
     def _poll(self) -> None:
         while not self._stopping.is_set():
+            if not self._enabled.wait(0.2):
+                continue
             try:
                 batch = self._gather()
                 if batch:
@@ -188,6 +199,8 @@ class SqsEventSource:
         size = 0
         window_ends: float | None = None
         while not self._stopping.is_set() and len(batch) < self.mapping.batch_size:
+            if not batch and not self._enabled.is_set():
+                break
             if window_ends is None:
                 wait = RECEIVE_WAIT_SECONDS
             else:

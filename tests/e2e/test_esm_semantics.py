@@ -269,7 +269,7 @@ def test_batching_window_gathers_messages_sent_apart(start_mapping: Callable[...
 def test_maximum_concurrency_bounds_parallel_invocations(start_mapping: Callable[..., Mapping]) -> None:
     esm = start_mapping(batch_size=1, concurrency=2)
     for _ in range(5):
-        esm.send(do="sleep", seconds=0.6)
+        esm.send(do="sleep", seconds=1.0)
 
     outcomes = esm.wait_for(lambda o: len(o) >= 5, timeout=30)
 

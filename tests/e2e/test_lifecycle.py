@@ -11,7 +11,7 @@ from lambdas.models.job import NewJob
 from lambdas.store import clients
 from lambdas.store.jobs import JobStore
 from local_runtime.runtime import LocalRuntime
-from tests.e2e.conftest import WORKER_TIMEOUT, WORKER_VISIBILITY, Client
+from tests.e2e.conftest import WORKER, WORKER_TIMEOUT, WORKER_VISIBILITY, Client
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -119,29 +119,36 @@ def test_handler_past_its_timeout_is_killed_and_the_job_finishes_on_redelivery(c
     assert client.local("stats")["functions"]["worker"]["timeouts"] >= 1
 
 
-def test_batch_with_mixed_outcomes_deletes_exactly_the_successful_messages(client: Client) -> None:
-    # given three jobs that become visible together, so one receive takes them as one batch
-    ok_1 = client.submit("test_echo", {"value": "a"}, delaySeconds=2)
-    flaky = client.submit("test_flaky", {"failTimes": 1, "retryAfter": 2}, delaySeconds=2, maxAttempts=3)
-    ok_2 = client.submit("test_echo", {"value": "b"}, delaySeconds=2)
+def test_batch_with_mixed_outcomes_deletes_exactly_the_successful_messages(
+    client: Client, runtime: LocalRuntime
+) -> None:
+    # given three jobs waiting on the queue while the worker's event source is disabled
+    (source,) = [
+        s for s in runtime.sources if s.mapping.function == runtime.provisioned.function(WORKER).logical_id
+    ]
+    source.disable()
+    try:
+        time.sleep(1.5)  # receives already in flight end (they wait at most 1 s)
+        ok_1 = client.submit("test_echo", {"value": "a"})
+        flaky = client.submit("test_flaky", {"failTimes": 1, "retryAfter": 2}, maxAttempts=3)
+        ok_2 = client.submit("test_echo", {"value": "b"})
+    finally:
+        # when it is enabled again: one receive takes all three as one batch
+        source.enable()
 
     for job_id in (ok_1, flaky, ok_2):
         client.wait_for_status(job_id, {"done"}, timeout=40)
 
-    # then the batch that held all three deleted the two successes and kept the retried one
+    # then that batch deleted the two successes and kept the retried one, which came back on its own
     (batch,) = [b for b in _batches_with(client, flaky) if len(b["messageIds"]) == 3]
     by_job = {
         json.loads(body)["jobId"]: message
         for body, message in zip(batch["bodies"], batch["messageIds"], strict=True)
     }
     assert set(batch["deleted"]) == {by_job[ok_1], by_job[ok_2]}
-    redelivered = [
-        b
-        for b in _batches_with(client, flaky)
-        if b["seq"] > batch["seq"] and by_job[flaky] in b["messageIds"]
-    ]
-    assert redelivered
-    assert by_job[flaky] in redelivered[0]["deleted"]
+    redelivered = [b for b in _batches_with(client, flaky) if b["seq"] > batch["seq"]]
+    assert [b["messageIds"] for b in redelivered] == [[by_job[flaky]]]
+    assert redelivered[0]["deleted"] == [by_job[flaky]]
 
 
 def test_api_key_is_enforced_like_the_usage_plan(client: Client) -> None:

@@ -77,7 +77,11 @@ def test_timeouts(template: dict[str, Any]) -> None:
 
 def test_api_environment(template: dict[str, Any]) -> None:
     env = _env(template, "api")
-    assert set(env) == POWERTOOLS | JOBS_TABLE | {config.ENV_QUEUE_URL, config.ENV_UPLOADS_BUCKET}
+    assert set(env) == POWERTOOLS | JOBS_TABLE | {
+        config.ENV_QUEUE_URL,
+        config.ENV_UPLOADS_BUCKET,
+        config.ENV_ALLOW_HTTP_WEBHOOKS,
+    }
     assert render(env[config.ENV_JOBS_TABLE]).startswith("Ref(TablesJobsTable")
     assert render(env[config.ENV_QUEUE_URL]).startswith("Ref(QueuesQueue")
     assert render(env[config.ENV_UPLOADS_BUCKET]).startswith("Ref(StorageUploadsBucket")
