@@ -25,6 +25,8 @@ from local_runtime.provision import EventSourceMapping
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 # AWS starts five pollers per mapping when no maximum concurrency is set; so do we.
 DEFAULT_CONCURRENCY = 5
+# How far apart the pollers of one mapping start receiving.
+POLLER_RAMP_SECONDS = 0.5
 # The longest a receive waits, so that stopping the runtime never waits longer than this.
 RECEIVE_WAIT_SECONDS = 1
 
@@ -157,7 +159,7 @@ class SqsEventSource:
     def start(self) -> None:
         for index in range(self.concurrency):
             thread = threading.Thread(
-                target=self._poll, name=f"esm-{self.mapping.logical_id}-{index}", daemon=True
+                target=self._poll, args=(index,), name=f"esm-{self.mapping.logical_id}-{index}", daemon=True
             )
             thread.start()
             self._threads.append(thread)
@@ -178,10 +180,19 @@ class SqsEventSource:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _poll(self) -> None:
+    def _poll(self, index: int) -> None:
+        ramp_up = True
         while not self._stopping.is_set():
-            if not self._enabled.wait(0.2):
+            if not self._enabled.is_set():
+                ramp_up = True
+                self._enabled.wait(0.2)
                 continue
+            if ramp_up:
+                # Pollers join one after another (Lambda scales its pollers up gradually), so the
+                # first receive after a start sees every waiting message rather than a share of them.
+                ramp_up = False
+                if self._stopping.wait(index * POLLER_RAMP_SECONDS):
+                    return
             try:
                 batch = self._gather()
                 if batch:

@@ -313,7 +313,11 @@ class LocalRuntime:
             },
             "awsEndpoint": self.moto.url,
             "region": self.moto.region,
-            "outputs": self.provisioned.outputs if self.provisioned else {},
+            # The stack's outputs as created here; the API is the front door, not execute-api.
+            "outputs": {
+                **(self.provisioned.outputs if self.provisioned else {}),
+                **({"ApiUrl": self.url} if self.front_door else {}),
+            },
         }
 
     # -- what the user sees ---------------------------------------------------------------------
