@@ -129,8 +129,15 @@ class Functions(Construct):
         tables.jobs.grant_read_write_data(self.api.role)
         queues.main.grant_send_messages(self.api.role)
         # Presigned PUT URLs carry the signer's permissions: the api may only let clients write uploads.
+        # Reading them lets a submission be checked for a missing file (List* makes that a 404, not 403).
         uploads.grant_put(self.api.role, f"{config.UPLOADS_PREFIX}*")
-        _acknowledge_object_grants(self.api.role, uploads, [config.UPLOADS_PREFIX], ["s3:Abort*"])
+        uploads.grant_read(self.api.role, f"{config.UPLOADS_PREFIX}*")
+        _acknowledge_object_grants(
+            self.api.role,
+            uploads,
+            [config.UPLOADS_PREFIX],
+            ["s3:Abort*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"],
+        )
 
         self.worker = ServiceFunction(
             self,
@@ -240,8 +247,9 @@ def _acknowledge_object_grants(
     acknowledge(
         role,
         "AwsSolutions-IAM5",
-        "CDK's bucket grants, each scoped to the objects under one key prefix of the uploads bucket "
-        "(uploads/ to read or presign, results/ to write); the wildcards are CDK's action groups.",
+        "CDK's bucket grants (read, put, read-write), each scoped to the objects under one key prefix of "
+        "the uploads bucket: uploads/ to presign and read, results/ to write. The wildcards are CDK's "
+        "action groups for those grants.",
         findings=[
             *(f"Action::{action}" for action in action_groups),
             *(f"Resource::{_arn_of(bucket)}/{prefix}*" for prefix in prefixes),

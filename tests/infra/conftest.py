@@ -1,0 +1,43 @@
+"""Fixtures for the stack's tests: the default template (as a dict and as an assertions.Template), and
+one template synthesized with every context key overridden. Each is synthesized once per session."""
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Template
+
+# Context that differs from every default, so a test can tell the key reached the template.
+CUSTOM_CONTEXT: dict[str, Any] = {
+    "alertEmail": "ops@example.org",
+    "senderEmail": "jobs@mail.example.org",
+    "workerBatchSize": "25",  # the CLI passes -c values as strings
+    "workerBatchingWindowSeconds": 20,
+    "workerMaxConcurrency": 40,
+    "recoveryRateMinutes": 15,
+    "backoffBaseSeconds": 3,
+    "backoffCapSeconds": 120,
+    "thumbnailSizes": "64,256,1024",
+    "apiRateLimit": 7,
+    "apiBurstLimit": 11,
+    "apiQuotaPerDay": 5000,
+    "allowHttpWebhooks": "true",
+}
+
+
+@pytest.fixture(scope="session")
+def template() -> dict[str, Any]:
+    from infra.synth import synthesize
+
+    return synthesize()
+
+
+@pytest.fixture(scope="session")
+def cfn(template: dict[str, Any]) -> Template:
+    return Template.from_json(template)
+
+
+@pytest.fixture(scope="session")
+def custom_template() -> dict[str, Any]:
+    from infra.synth import synthesize
+
+    return synthesize(CUSTOM_CONTEXT)

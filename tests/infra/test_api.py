@@ -1,0 +1,189 @@
+"""The REST API as deployed: routes, API keys, the usage plan, validation, error shape, logging, tracing."""
+
+import json
+import re
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from lambdas import config
+from tests.infra.cfn import function, only, render, resources
+from tests.infra.conftest import CUSTOM_CONTEXT
+
+pytestmark = pytest.mark.xdist_group("infra-template")
+
+
+def _routes(template: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(method, path) -> method properties, the path rebuilt from the resources' parent links."""
+    api_resources = resources(template, "AWS::ApiGateway::Resource")
+
+    def path(ref: Any) -> str:
+        if "Ref" not in ref:  # the root resource: Fn::GetAtt RestApi.RootResourceId
+            return ""
+        props = api_resources[ref["Ref"]]["Properties"]
+        return f"{path(props['ParentId'])}/{props['PathPart']}"
+
+    return {
+        (m["Properties"]["HttpMethod"], path(m["Properties"]["ResourceId"])): m["Properties"]
+        for m in resources(template, "AWS::ApiGateway::Method").values()
+    }
+
+
+def _access_log_group(stage: dict[str, Any]) -> str:
+    """The log group's logical id in the stage's destination ARN (`...:log-group:<name>`)."""
+    match = re.fullmatch(
+        r".*:log-group:Ref\((\w+)\)", render(stage["Properties"]["AccessLogSetting"]["DestinationArn"])
+    )
+    assert match, "access logs go to a log group of this stack"
+    return match.group(1)
+
+
+def test_exactly_the_three_routes_exist(template: dict[str, Any]) -> None:
+    assert set(_routes(template)) == {("POST", "/jobs"), ("GET", "/jobs/{jobId}"), ("POST", "/uploads")}
+
+
+def test_every_method_requires_an_api_key(template: dict[str, Any]) -> None:
+    methods = _routes(template).values()
+    assert methods
+    assert all(method["ApiKeyRequired"] is True for method in methods)
+
+
+def test_every_route_proxies_to_the_api_function(template: dict[str, Any]) -> None:
+    api_function, _ = function(template, "api")
+    for method in _routes(template).values():
+        integration = method["Integration"]
+        assert integration["Type"] == "AWS_PROXY"
+        assert integration["IntegrationHttpMethod"] == "POST"
+        assert f"Arn({api_function})" in render(integration["Uri"])
+
+
+def test_usage_plan_throttles_and_caps_the_key_on_the_stage(template: dict[str, Any]) -> None:
+    _, plan = only(template, "AWS::ApiGateway::UsagePlan")
+    stage_id, _ = only(template, "AWS::ApiGateway::Stage")
+    key_id, _ = only(template, "AWS::ApiGateway::ApiKey")
+    _, plan_key = only(template, "AWS::ApiGateway::UsagePlanKey")
+
+    props = plan["Properties"]
+    assert props["Throttle"]["RateLimit"] > 0
+    assert props["Throttle"]["BurstLimit"] >= props["Throttle"]["RateLimit"]
+    assert props["Quota"]["Limit"] > 0
+    assert props["Quota"]["Period"] == "DAY"
+    assert [s["Stage"] for s in props["ApiStages"]] == [{"Ref": stage_id}]
+    assert plan_key["Properties"]["KeyId"] == {"Ref": key_id}
+    assert plan_key["Properties"]["KeyType"] == "API_KEY"
+
+
+def test_requests_are_validated_before_the_function_runs(template: dict[str, Any]) -> None:
+    validator_id, validator = only(template, "AWS::ApiGateway::RequestValidator")
+    assert validator["Properties"]["ValidateRequestBody"] is True
+    assert validator["Properties"]["ValidateRequestParameters"] is True
+
+    routes = _routes(template)
+    assert all(method["RequestValidatorId"] == {"Ref": validator_id} for method in routes.values())
+    assert routes[("GET", "/jobs/{jobId}")]["RequestParameters"] == {"method.request.path.jobId": True}
+    model_id, _ = only(template, "AWS::ApiGateway::Model")
+    assert routes[("POST", "/jobs")]["RequestModels"] == {"application/json": {"Ref": model_id}}
+
+
+def test_submit_job_model_matches_the_api_contract(template: dict[str, Any]) -> None:
+    _, model = only(template, "AWS::ApiGateway::Model")
+    assert model["Properties"]["ContentType"] == "application/json"
+    schema = model["Properties"]["Schema"]
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    assert schema["type"] == "object"
+    assert sorted(schema["required"]) == ["payload", "type"]
+    properties = schema["properties"]
+    assert properties["type"]["type"] == "string"
+    assert properties["payload"]["type"] == "object"
+    assert properties["maxAttempts"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": config.MAX_ATTEMPTS_LIMIT,
+    }
+    assert properties["delaySeconds"] == {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": config.MAX_DELAY_SECONDS,
+    }
+    assert "maxAttempts" not in schema["required"]
+    assert "delaySeconds" not in schema["required"]
+
+
+@pytest.mark.parametrize(
+    ("response_type", "status", "code"),
+    [
+        ("BAD_REQUEST_BODY", "400", "invalid_request"),
+        ("BAD_REQUEST_PARAMETERS", "400", "invalid_request"),
+        ("INVALID_API_KEY", "403", "forbidden"),
+        ("MISSING_AUTHENTICATION_TOKEN", "404", "not_found"),
+        ("THROTTLED", "429", "throttled"),
+        ("QUOTA_EXCEEDED", "429", "quota_exceeded"),
+        ("REQUEST_TOO_LARGE", "413", "payload_too_large"),
+        ("DEFAULT_4XX", None, "bad_request"),
+        ("DEFAULT_5XX", None, "internal_error"),
+    ],
+)
+def test_gateway_errors_have_the_projects_error_shape(
+    template: dict[str, Any], response_type: str, status: str | None, code: str
+) -> None:
+    (response,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::ApiGateway::GatewayResponse").values()
+        if r["Properties"]["ResponseType"] == response_type
+    ]
+    assert response.get("StatusCode") == status
+    body_template = response["ResponseTemplates"]["application/json"]
+    # API Gateway substitutes messageString as a quoted JSON string, e.g. "Invalid request body".
+    rendered = body_template.replace("$context.error.messageString", json.dumps('Invalid "request" body'))
+    assert json.loads(rendered) == {"error": {"code": code, "message": 'Invalid "request" body'}}
+
+
+def test_stage_traces_logs_and_throttles(template: dict[str, Any]) -> None:
+    _, stage = only(template, "AWS::ApiGateway::Stage")
+    props = stage["Properties"]
+    assert props["TracingEnabled"] is True
+
+    assert template["Resources"][_access_log_group(stage)]["Type"] == "AWS::Logs::LogGroup"
+    access_log = json.loads(props["AccessLogSetting"]["Format"])
+    assert access_log["requestId"] == "$context.requestId"
+    assert access_log["status"] == "$context.status"
+    assert access_log["apiKeyId"] == "$context.identity.apiKeyId"
+
+    (settings,) = props["MethodSettings"]
+    assert settings["HttpMethod"] == "*"
+    assert settings["ResourcePath"] == "/*"
+    assert settings["MetricsEnabled"] is True
+    assert settings["ThrottlingRateLimit"] > 0
+    assert settings["ThrottlingBurstLimit"] > 0
+
+
+def test_access_log_group_has_retention(template: dict[str, Any]) -> None:
+    _, stage = only(template, "AWS::ApiGateway::Stage")
+    log_group = template["Resources"][_access_log_group(stage)]
+    assert log_group["Properties"]["RetentionInDays"] == 30
+
+
+def test_api_limits_come_from_context(custom_template: dict[str, Any]) -> None:
+    _, plan = only(custom_template, "AWS::ApiGateway::UsagePlan")
+    _, stage = only(custom_template, "AWS::ApiGateway::Stage")
+    assert plan["Properties"]["Throttle"] == {
+        "RateLimit": CUSTOM_CONTEXT["apiRateLimit"],
+        "BurstLimit": CUSTOM_CONTEXT["apiBurstLimit"],
+    }
+    assert plan["Properties"]["Quota"] == {"Limit": CUSTOM_CONTEXT["apiQuotaPerDay"], "Period": "DAY"}
+    (settings,) = stage["Properties"]["MethodSettings"]
+    assert settings["ThrottlingRateLimit"] == CUSTOM_CONTEXT["apiRateLimit"]
+    assert settings["ThrottlingBurstLimit"] == CUSTOM_CONTEXT["apiBurstLimit"]
+
+
+def test_api_is_regional(cfn: Template) -> None:
+    cfn.has_resource_properties(
+        "AWS::ApiGateway::RestApi",
+        {"EndpointConfiguration": {"Types": ["REGIONAL"]}, "ApiKeySourceType": "HEADER"},
+    )
+    cfn.resource_count_is("AWS::ApiGateway::Account", 0)
+    cfn.has_resource_properties("AWS::Lambda::Permission", {"Principal": "apigateway.amazonaws.com"})
+    cfn.has_resource_properties(
+        "AWS::Lambda::Permission", Match.object_like({"SourceArn": Match.any_value()})
+    )

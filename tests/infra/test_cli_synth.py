@@ -1,0 +1,92 @@
+"""The real CLI (`npx cdk synth`), as `make synth` and `make deploy` run it: bundles the shared code asset
+with pip for arm64, offline from AWS and without Docker."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.bundling import REPO_ROOT
+from lambdas import config
+
+# Bundling downloads the arm64 wheels from PyPI (pip caches them), hence the generous timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("infra-cli"), pytest.mark.timeout(600)]
+
+EM_AARCH64 = 183  # ELF e_machine of 64-bit ARM
+
+
+def _cli_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "CDK_CONTEXT_JSON"}
+    env.update(
+        {
+            # The venv's python3 is the app's interpreter (cdk.json: "python3 app.py"), as in `make synth`.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            # No credentials, and no probing the instance metadata service for them: synth needs neither.
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "CDK_DISABLE_VERSION_CHECK": "1",
+            "AWS_CDK_DISABLE_NOTICES": "1",
+            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        }
+    )
+    return env
+
+
+def _synth(outdir: Path) -> None:
+    assert (REPO_ROOT / "node_modules" / ".bin" / "cdk").exists(), "the pinned CDK CLI is missing: npm ci"
+    result = subprocess.run(
+        ["npx", "--no-install", "cdk", "synth", "--quiet", "-o", str(outdir)],
+        cwd=REPO_ROOT,
+        env=_cli_environment(),
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def _code_asset(assembly: Path) -> tuple[str, Path]:
+    manifest: dict[str, Any] = json.loads((assembly / f"{config.STACK_ID}.assets.json").read_text())
+    zipped = {h: a for h, a in manifest["files"].items() if a["source"]["packaging"] == "zip"}
+    assert len(zipped) == 1, f"the four functions share one code asset, found {sorted(zipped)}"
+    ((asset_hash, asset),) = zipped.items()
+    return asset_hash, assembly / asset["source"]["path"]
+
+
+def _elf_machine(path: Path) -> int:
+    header = path.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF", f"{path.name} is not an ELF object"
+    return int.from_bytes(header[18:20], "little")
+
+
+def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> None:
+    # One test on purpose: the synth takes most of a minute, so everything is checked on one assembly.
+    _synth(tmp_path)
+    asset_hash, asset = _code_asset(tmp_path)
+
+    template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
+    functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    assert len(functions) == 4
+    assert {f["Properties"]["Code"]["S3Key"] for f in functions} == {f"{asset_hash}.zip"}
+
+    # The handlers, and nothing of the repository that is not function code.
+    for entry_point in ("api", "worker", "dead_letter", "recovery"):
+        assert (asset / "lambdas" / "handlers" / f"{entry_point}.py").is_file()
+    assert not list((asset / "lambdas").rglob("__pycache__"))
+    assert not (asset / "tests").exists()
+    assert not (asset / "infra").exists()
+
+    # The runtime dependencies, native ones built for arm64 and CPython 3.14.
+    assert (asset / "aws_lambda_powertools" / "__init__.py").is_file()
+    assert (asset / "pydantic" / "__init__.py").is_file()
+    (core,) = (asset / "pydantic_core").glob("_pydantic_core*.so")
+    assert "cpython-314" in core.name
+    assert "aarch64" in core.name
+    assert _elf_machine(core) == EM_AARCH64
+    pillow = list((asset / "PIL").glob("_imaging*.so"))
+    assert pillow
+    assert all(_elf_machine(library) == EM_AARCH64 for library in pillow)

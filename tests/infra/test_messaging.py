@@ -1,0 +1,119 @@
+"""Queues and what invokes the functions: SQS event sources and the recovery schedule."""
+
+from typing import Any
+
+import pytest
+
+from lambdas import config
+from tests.infra.cfn import function, logical_id, render, resources
+from tests.infra.conftest import CUSTOM_CONTEXT
+
+pytestmark = pytest.mark.xdist_group("infra-template")
+
+
+def _queue(template: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
+    queue_id = logical_id(template, "AWS::SQS::Queue", name)
+    return queue_id, template["Resources"][queue_id]["Properties"]
+
+
+def _mapping(template: dict[str, Any], entry_point: str) -> dict[str, Any]:
+    function_id, _ = function(template, entry_point)
+    (mapping,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::Lambda::EventSourceMapping").values()
+        if r["Properties"]["FunctionName"] == {"Ref": function_id}
+    ]
+    return mapping
+
+
+@pytest.mark.parametrize("name", ["QueuesQueue", "QueuesDeadLetterQueue"])
+def test_queue_is_encrypted_and_refuses_plain_http(template: dict[str, Any], name: str) -> None:
+    queue_id, queue = _queue(template, name)
+    assert queue["SqsManagedSseEnabled"] is True
+    (policy,) = [
+        p["Properties"]
+        for p in resources(template, "AWS::SQS::QueuePolicy").values()
+        if p["Properties"]["Queues"] == [{"Ref": queue_id}]
+    ]
+    (statement,) = policy["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Deny"
+    assert statement["Action"] == "sqs:*"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert statement["Principal"] == {"AWS": "*"}
+
+
+def test_main_queue_outlasts_six_worker_timeouts_and_redrives(template: dict[str, Any]) -> None:
+    dlq_id, _ = _queue(template, "QueuesDeadLetterQueue")
+    _, queue = _queue(template, "QueuesQueue")
+    worker_timeout = function(template, "worker")[1]["Properties"]["Timeout"]
+    assert queue["VisibilityTimeout"] == config.VISIBILITY_TIMEOUT_SECONDS
+    assert queue["VisibilityTimeout"] >= 6 * worker_timeout
+    assert queue["MessageRetentionPeriod"] == config.MAIN_QUEUE_RETENTION_DAYS * 86400
+    redrive = queue["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"] == {"Fn::GetAtt": [dlq_id, "Arn"]}
+    assert redrive["maxReceiveCount"] == config.MAX_RECEIVE_COUNT
+    assert redrive["maxReceiveCount"] >= 5
+    # Redrive must never cut a job short of the attempts it may ask for.
+    assert redrive["maxReceiveCount"] > config.MAX_ATTEMPTS_LIMIT
+
+
+def test_dead_letter_queue_keeps_messages_14_days(template: dict[str, Any]) -> None:
+    _, dlq = _queue(template, "QueuesDeadLetterQueue")
+    assert dlq["MessageRetentionPeriod"] == 14 * 86400
+    dead_letter_timeout = function(template, "dead_letter")[1]["Properties"]["Timeout"]
+    assert dlq["VisibilityTimeout"] >= 6 * dead_letter_timeout
+
+
+def test_worker_consumes_the_main_queue_with_partial_batch_failures(template: dict[str, Any]) -> None:
+    queue_id, _ = _queue(template, "QueuesQueue")
+    mapping = _mapping(template, "worker")
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    assert mapping["BatchSize"] == config.WORKER_BATCH_SIZE
+    assert mapping["MaximumBatchingWindowInSeconds"] == config.WORKER_BATCHING_WINDOW_SECONDS
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": config.WORKER_MAX_CONCURRENCY}
+
+
+def test_worker_event_source_follows_context(custom_template: dict[str, Any]) -> None:
+    mapping = _mapping(custom_template, "worker")
+    assert mapping["BatchSize"] == int(CUSTOM_CONTEXT["workerBatchSize"])
+    assert mapping["MaximumBatchingWindowInSeconds"] == CUSTOM_CONTEXT["workerBatchingWindowSeconds"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": CUSTOM_CONTEXT["workerMaxConcurrency"]}
+
+
+def test_dead_letter_function_consumes_the_dlq(template: dict[str, Any]) -> None:
+    dlq_id, _ = _queue(template, "QueuesDeadLetterQueue")
+    mapping = _mapping(template, "dead_letter")
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [dlq_id, "Arn"]}
+    assert mapping["BatchSize"] == config.DLQ_BATCH_SIZE == 5
+    assert mapping["MaximumBatchingWindowInSeconds"] == config.DLQ_BATCHING_WINDOW_SECONDS == 30
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_no_other_function_is_driven_by_a_queue(template: dict[str, Any]) -> None:
+    assert len(resources(template, "AWS::Lambda::EventSourceMapping")) == 2
+
+
+def _recovery_rule(template: dict[str, Any]) -> dict[str, Any]:
+    (rule,) = [r["Properties"] for r in resources(template, "AWS::Events::Rule").values()]
+    return rule
+
+
+def test_recovery_runs_on_a_schedule(template: dict[str, Any]) -> None:
+    recovery_id, _ = function(template, "recovery")
+    rule = _recovery_rule(template)
+    assert rule["ScheduleExpression"] == f"rate({config.RECOVERY_RATE_MINUTES} minutes)"
+    assert rule["State"] == "ENABLED"
+    (target,) = rule["Targets"]
+    assert render(target["Arn"]) == f"Arn({recovery_id})"
+    (permission,) = [
+        p["Properties"]
+        for p in resources(template, "AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "events.amazonaws.com"
+    ]
+    assert permission["FunctionName"] == {"Fn::GetAtt": [recovery_id, "Arn"]}
+
+
+def test_recovery_rate_follows_context(custom_template: dict[str, Any]) -> None:
+    rule = _recovery_rule(custom_template)
+    assert rule["ScheduleExpression"] == f"rate({CUSTOM_CONTEXT['recoveryRateMinutes']} minutes)"
