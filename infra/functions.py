@@ -124,6 +124,9 @@ class Functions(Construct):
                 **jobs_table_env,
                 config.ENV_QUEUE_URL: queues.main.queue_url,
                 config.ENV_UPLOADS_BUCKET: uploads.bucket_name,
+                # Submission applies the same webhook URL policy and file size limit as the worker.
+                config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
+                config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
             },
         )
         tables.jobs.grant_read_write_data(self.api.role)
