@@ -198,9 +198,7 @@ class _Provisioner:
         }
 
     def _make_client(self, service: str) -> Any:
-        return self._session.client(  # type: ignore[call-overload]
-            service, region_name=self.region, endpoint_url=self._endpoint_url
-        )
+        return self._session.client(service, region_name=self.region, endpoint_url=self._endpoint_url)
 
     # -- driving ---------------------------------------------------------------------------------
 
@@ -372,10 +370,11 @@ class _Provisioner:
 
     # -- resources created in the endpoint -------------------------------------------------------
 
+    def _only(self, props: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        """The named properties, resolved; the others (encryption keys, policies...) are never read."""
+        return {name: self.resolve(props[name]) for name in names if name in props}
+
     def _queue(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
-        fifo = bool(props.get("FifoQueue"))
-        name = props.get("QueueName") or self._name(logical_id, 75) + (".fifo" if fifo else "")
         attribute_names = (
             "VisibilityTimeout",
             "MessageRetentionPeriod",
@@ -388,6 +387,9 @@ class _Provisioner:
             "DeduplicationScope",
             "FifoThroughputLimit",
         )
+        props = self._only(props, (*attribute_names, "QueueName", "RedrivePolicy", "RedriveAllowPolicy"))
+        fifo = bool(props.get("FifoQueue"))
+        name = props.get("QueueName") or self._name(logical_id, 75) + (".fifo" if fifo else "")
         attributes = {k: _attribute_str(props[k]) for k in attribute_names if k in props}
         for policy in ("RedrivePolicy", "RedriveAllowPolicy"):
             if policy in props:
@@ -398,11 +400,32 @@ class _Provisioner:
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         return Resource(logical_id, _SQS, url, {"Arn": arn, "QueueName": name, "QueueUrl": url})
 
-    def _table(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+    def _table(self, logical_id: str, raw: Mapping[str, Any]) -> Resource:
+        props = self._only(
+            raw,
+            (
+                "TableName",
+                "KeySchema",
+                "AttributeDefinitions",
+                "BillingMode",
+                "ProvisionedThroughput",
+                "GlobalSecondaryIndexes",
+                "LocalSecondaryIndexes",
+                "StreamSpecification",
+                "TimeToLiveSpecification",
+                "PointInTimeRecoverySpecification",
+            ),
+        )
         resource_type = self.template_resources[logical_id]["Type"]
         name = props.get("TableName") or self._name(logical_id, 255)
-        replica = next((r for r in props.get("Replicas", []) if r.get("Region") == self.region), {})
+        replica = next(
+            (
+                self._only(r, ("PointInTimeRecoverySpecification",))
+                for r in raw.get("Replicas", [])
+                if self.resolve(r.get("Region")) == self.region
+            ),
+            {},
+        )
         billing = props.get(
             "BillingMode", "PAY_PER_REQUEST" if resource_type == _GLOBAL_TABLE else "PROVISIONED"
         )
@@ -440,12 +463,6 @@ class _Provisioner:
                 "StreamEnabled": True,
                 "StreamViewType": props["StreamSpecification"]["StreamViewType"],
             }
-        sse = props.get("SSESpecification")
-        if sse and sse.get("SSEEnabled"):
-            request["SSESpecification"] = {
-                "Enabled": True,
-                **({"SSEType": sse["SSEType"]} if "SSEType" in sse else {}),
-            }
         dynamodb = self.client("dynamodb")
         description = dynamodb.create_table(**request)["TableDescription"]
         ttl = props.get("TimeToLiveSpecification")
@@ -467,7 +484,7 @@ class _Provisioner:
         return Resource(logical_id, resource_type, name, attributes)
 
     def _bucket(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("BucketName", "CorsConfiguration"))
         name = props.get("BucketName") or re.sub(r"[^a-z0-9-]", "-", self._name(logical_id, 63).lower())
         s3 = self.client("s3")
         if self.region == "us-east-1":
@@ -496,7 +513,7 @@ class _Provisioner:
         )
 
     def _topic(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("TopicName", "FifoTopic"))
         fifo = bool(props.get("FifoTopic"))
         name = props.get("TopicName") or self._name(logical_id, 251) + (".fifo" if fifo else "")
         attributes = {"FifoTopic": "true"} if fifo else {}
@@ -504,7 +521,7 @@ class _Provisioner:
         return Resource(logical_id, _TOPIC, arn, {"TopicArn": arn, "TopicName": name})
 
     def _secret(self, logical_id: str, props: Mapping[str, Any]) -> Resource:
-        props = self.resolve(props)
+        props = self._only(props, ("Name", "SecretString", "GenerateSecretString"))
         name = props.get("Name") or self._name(logical_id, 512)
         value = props.get("SecretString")
         if value is None:
@@ -627,17 +644,17 @@ class _Provisioner:
         stages = [
             str(self.resolve(p["StageName"]))
             for _, p in self._resources_of("AWS::ApiGateway::Stage")
-            if _target(p.get("RestApiId")) == logical_id
+            if referenced_id(p.get("RestApiId")) == logical_id
         ]
         stages += [
             str(self.resolve(p["StageName"]))
             for _, p in self._resources_of("AWS::ApiGateway::Deployment")
-            if _target(p.get("RestApiId")) == logical_id and "StageName" in p
+            if referenced_id(p.get("RestApiId")) == logical_id and "StageName" in p
         ]
         routes = []
         for _, method in self._resources_of("AWS::ApiGateway::Method"):
             integration = method.get("Integration", {})
-            if _target(method.get("RestApiId")) != logical_id or integration.get("Type") != "AWS_PROXY":
+            if referenced_id(method.get("RestApiId")) != logical_id or integration.get("Type") != "AWS_PROXY":
                 continue
             function = next(
                 (t for t in _targets(integration.get("Uri")) if self._type_of(t) == _FUNCTION), None
@@ -662,7 +679,7 @@ class _Provisioner:
         )
 
     def _api_path(self, resource_id: Any) -> str:
-        logical_id = _target(resource_id)
+        logical_id = referenced_id(resource_id)
         if logical_id is None or self._type_of(logical_id) == _REST_API:
             return "/"
         props = self.template_resources[logical_id]["Properties"]
@@ -672,7 +689,7 @@ class _Provisioner:
     def _usage_plan_limits(self, api_logical_id: str) -> UsagePlanLimits:
         for _, plan in self._resources_of("AWS::ApiGateway::UsagePlan"):
             stages = plan.get("ApiStages", [])
-            if any(_target(s.get("ApiId")) == api_logical_id for s in stages):
+            if any(referenced_id(s.get("ApiId")) == api_logical_id for s in stages):
                 throttle = self.resolve(plan.get("Throttle", {}))
                 return UsagePlanLimits(
                     rate_limit=throttle.get("RateLimit"),
@@ -694,7 +711,7 @@ class _Provisioner:
         return resolved
 
 
-def _target(reference: Any) -> str | None:
+def referenced_id(reference: Any) -> str | None:
     """The logical id a `Ref` or `Fn::GetAtt` points to, without resolving it."""
     if isinstance(reference, dict) and len(reference) == 1:
         ((key, arg),) = reference.items()
@@ -707,7 +724,7 @@ def _target(reference: Any) -> str | None:
 
 def _targets(value: Any) -> Iterator[str]:
     """Every logical id referenced anywhere inside `value`."""
-    target = _target(value)
+    target = referenced_id(value)
     if target is not None:
         yield target
     elif isinstance(value, dict):

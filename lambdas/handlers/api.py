@@ -109,7 +109,7 @@ def _view(job: Job) -> JobView:
         result=job.result,
         created_at=job.created_at,
         updated_at=job.updated_at,
-        next_attempt_at=iso_time(job.due_at) if job.status is JobStatus.PENDING else None,
+        next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,
         parent_id=job.parent_id,
         children=children,
     )

@@ -32,11 +32,16 @@ class SweepReport:
         return self.requeued_pending + self.requeued_expired
 
 
+# A job just re-sent is not looked at again for at least this long, even with a grace of zero.
+MIN_RECHECK_SECONDS = 60
+
+
 class Sweeper:
     def __init__(self, store: JobStore, queue: JobQueue, grace_seconds: int) -> None:
         self._store = store
         self._queue = queue
         self._grace = grace_seconds
+        self._recheck = max(grace_seconds, MIN_RECHECK_SECONDS)
 
     def sweep(self, has_time: Callable[[], bool]) -> SweepReport:
         report = SweepReport()
@@ -71,7 +76,7 @@ class Sweeper:
         reason = None
         if job.status is JobStatus.PROCESSING:
             reason = f"lease expired on attempt {job.attempts}: the worker crashed or timed out"
-        if not self._store.requeue(job, self._grace, reason):
+        if not self._store.requeue(job, self._recheck, reason):
             return  # another sweep got there first, or the job moved on
         self._queue.send(job.job_id)
         if job.status is JobStatus.PROCESSING:
@@ -84,7 +89,7 @@ class Sweeper:
             logger.info("lost message re-sent", jobId=job.job_id)
 
     def _settle(self, job: Job, report: SweepReport) -> None:
-        finished = self._store.settle_parent(job.job_id, self._grace)
+        finished = self._store.settle_parent(job.job_id, self._recheck)
         if finished is not None:
             report.parents_finished += 1
             log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)

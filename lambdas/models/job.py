@@ -43,7 +43,7 @@ class Job:
     max_attempts: int
     created_at: str
     updated_at: str
-    due_at: int
+    due_at: int  # epoch milliseconds
     last_error: str | None = None
     result: Any = None
     parent_id: str | None = None

@@ -12,6 +12,9 @@ import boto3
 from botocore.config import Config
 
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=10)
+# Presigned S3 URLs must be SigV4 (SigV2 is what botocore still presigns with by default, and newer
+# regions and SSE-KMS objects refuse it).
+_SERVICE_CONFIG = {"s3": Config(signature_version="s3v4")}
 _clients: dict[str, Any] = {}
 _lock = threading.Lock()
 
@@ -23,7 +26,8 @@ def client(service: str) -> Any:
         return found
     with _lock:
         if service not in _clients:
-            _clients[service] = boto3.session.Session().client(service, config=_CONFIG)
+            config = _CONFIG.merge(_SERVICE_CONFIG[service]) if service in _SERVICE_CONFIG else _CONFIG
+            _clients[service] = boto3.session.Session().client(service, config=config)
         return _clients[service]
 
 

@@ -33,6 +33,10 @@ def iso_time(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _millis(epoch_seconds: float) -> int:
+    return int(epoch_seconds * 1000)
+
+
 def _marshal(values: dict[str, Any]) -> dict[str, Any]:
     return {k: _serializer.serialize(v) for k, v in values.items()}
 
@@ -150,7 +154,7 @@ class JobStore:
         state: dict[str, Any] = {
             "status": status.value,
             schema.STATUS_INDEX_PK: self._shard(job_id, status),
-            schema.STATUS_INDEX_SK: int(due_at),
+            schema.STATUS_INDEX_SK: _millis(due_at),
             "updatedAt": iso_time(now),
         }
         if status.finished:
@@ -192,7 +196,7 @@ class JobStore:
             values: dict[str, Any] = {":k": {"S": f"{status.value}#{shard}"}}
             if due_before is not None:
                 condition += f" AND {schema.STATUS_INDEX_SK} < :due"
-                values[":due"] = {"N": str(int(due_before))}
+                values[":due"] = {"N": str(_millis(due_before))}
             paginator = self._ddb.get_paginator("query")
             pages = paginator.paginate(
                 TableName=self._table,
@@ -249,7 +253,7 @@ class JobStore:
                 f"attribute_exists({schema.JOBS_PK}) AND (#status = :pending OR "
                 f"(#status = :processing AND {schema.STATUS_INDEX_SK} < :now))"
             ),
-            values={":pending": "pending", ":processing": "processing", ":now": int(now)},
+            values={":pending": "pending", ":processing": "processing", ":now": _millis(now)},
         )
         try:
             return self._update(job_id, update)
@@ -383,7 +387,7 @@ class JobStore:
             )
         else:
             update = _Update(
-                set={schema.STATUS_INDEX_SK: int(now + check_after_seconds)},
+                set={schema.STATUS_INDEX_SK: _millis(now + check_after_seconds)},
                 condition="#status = :waiting",
                 values={":waiting": "waiting"},
             )
@@ -442,7 +446,10 @@ class JobStore:
                 "lastError": (reason or "lease expired")[:_MAX_ERROR_CHARS],
             }
         else:
-            new_state = {schema.STATUS_INDEX_SK: int(now + next_check_seconds), "updatedAt": iso_time(now)}
+            new_state = {
+                schema.STATUS_INDEX_SK: _millis(now + next_check_seconds),
+                "updatedAt": iso_time(now),
+            }
         update = _Update(
             set=new_state,
             condition=f"#status = :seen AND {schema.STATUS_INDEX_SK} = :due AND attempts = :attempts",

@@ -8,7 +8,7 @@ JOBS_PK: Final = "jobId"
 # each status over STATUS_SHARDS keys (`pending#3`) so no single key takes every write.
 STATUS_INDEX: Final = "byStatus"
 STATUS_INDEX_PK: Final = "statusShard"
-STATUS_INDEX_SK: Final = "dueAt"  # epoch seconds: see docs/design.md for its meaning per status
+STATUS_INDEX_SK: Final = "dueAt"  # epoch milliseconds: see docs/design.md for its meaning per status
 TTL_ATTRIBUTE: Final = "expiresAt"
 
 # Webhook delivery log: one item per delivery attempt.

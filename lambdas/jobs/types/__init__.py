@@ -2,7 +2,7 @@
 
 from lambdas.jobs import registry
 
-_BUILTIN: tuple[str, ...] = ()
+_BUILTIN: tuple[str, ...] = ("send_email", "webhook_fanout", "webhook_delivery", "process_file")
 
 
 def register_builtin_types() -> None:

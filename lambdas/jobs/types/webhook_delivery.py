@@ -1,0 +1,265 @@
+"""`webhook_delivery`: one signed POST of a fan-out's event to one endpoint (a child job, not public).
+
+Each attempt checks the URL against the SSRF policy again (DNS may have changed since submission),
+connects to the address it checked, signs the body per Standard Webhooks with the stack's secret and
+records the attempt in the delivery log, whatever its outcome. How the response is read:
+
+- 2xx: delivered;
+- 410 Gone: the endpoint was removed; dead at once, no retries;
+- 408, 429, 5xx, timeouts and connection errors: retried with backoff, no sooner than `Retry-After`;
+- anything else (other 4xx, 3xx since redirects are not followed, 1xx): dead at once.
+
+The event is not in the child's payload. The child reads it from its parent fan-out's record; the
+parent's payload never changes, so the body is built once per fan-out and cached for the invocation's
+other deliveries of the same event (a worker batch usually holds several).
+"""
+
+import email.utils
+import functools
+import json
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lambdas import config
+from lambdas.jobs import ssrf, webhook_http, webhook_signing
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.jobs.settings import TypeSettings, cached, forget_on_reset
+from lambdas.models.settings import JobsTableSettings
+from lambdas.observability import logger
+from lambdas.store.clients import client
+from lambdas.store.deliveries import DeliveryAttempt, DeliveryLog
+from lambdas.store.jobs import JobStore
+
+DELIVERY_TYPE = "webhook_delivery"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
+MAX_RETRY_AFTER_SECONDS = 3600
+SECRET_CACHE_SECONDS = 300  # a rotated secret is picked up within five minutes
+_DELIVERY_NAMESPACE = uuid.UUID("2d6b4c8e-95f1-4c3a-b1f0-7a3e5d9c0b42")
+# Leave this much of the invocation for recording the outcome after the HTTP exchange.
+_RESERVED_MS = 5_000
+
+
+class WebhookPolicySettings(TypeSettings):
+    """Where webhooks may go; read by the API (submission checks) and the worker (delivery)."""
+
+    allow_http: bool = Field(alias=config.ENV_ALLOW_HTTP_WEBHOOKS, default=False)
+    allow_loopback: bool = Field(alias=config.ENV_WEBHOOK_ALLOW_LOOPBACK, default=False)
+
+    @property
+    def policy(self) -> ssrf.TargetPolicy:
+        return ssrf.TargetPolicy(allow_http=self.allow_http, allow_loopback=self.allow_loopback)
+
+
+class DeliverySettings(JobsTableSettings):
+    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
+    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
+
+
+policy_settings = cached(WebhookPolicySettings)
+delivery_settings = cached(DeliverySettings)
+
+
+class WebhookDeliveryPayload(BaseModel):
+    """A child job's payload: its endpoint only; the event is read from the parent fan-out."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    endpoint_id: str = Field(alias="endpointId", pattern=NAME_PATTERN)
+    url: str = Field(min_length=1, max_length=ssrf.MAX_URL_LENGTH)
+
+
+def delivery_id(fanout_id: str, endpoint_id: str) -> str:
+    """The child job id for one endpoint of one fan-out; also the `webhook-id` the receiver sees."""
+    return str(uuid.uuid5(_DELIVERY_NAMESPACE, f"{fanout_id}\n{endpoint_id}"))
+
+
+class _Event:
+    __slots__ = ("body", "event_type")
+
+    def __init__(self, event_type: str, body: bytes) -> None:
+        self.event_type = event_type
+        self.body = body
+
+
+@functools.lru_cache(maxsize=16)
+def _event(fanout_id: str) -> _Event:
+    """The event a fan-out sends, as the exact bytes every endpoint receives."""
+    settings = delivery_settings()
+    parent = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days).get(fanout_id)
+    if parent is None:
+        raise PermanentJobError(f"fan-out {fanout_id} no longer exists")
+    event_type = str(parent.payload["eventType"])
+    body = {"event": event_type, "data": parent.payload["data"], "timestamp": parent.created_at}
+    return _Event(event_type, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+forget_on_reset(_event)
+
+
+class _SecretCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value: tuple[str, float, bytes] | None = None
+
+    def key(self, arn: str) -> bytes:
+        with self._lock:
+            now = time.monotonic()
+            if self._value is None or self._value[0] != arn or now - self._value[1] > SECRET_CACHE_SECONDS:
+                secret = client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
+                self._value = (arn, now, webhook_signing.signing_key(secret))
+            return self._value[2]
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._value = None
+
+
+_secret = _SecretCache()
+forget_on_reset(_secret)
+
+
+def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
+    if context.parent_id is None:
+        raise PermanentJobError("a webhook delivery must belong to a fan-out")
+    settings = delivery_settings()
+    event = _event(context.parent_id)
+    attempt = _Attempt(payload, context, event.event_type, DeliveryLog(settings.deliveries_table))
+    policy = policy_settings().policy
+    try:
+        target = ssrf.resolve(ssrf.parse(payload.url, policy), policy)
+    except ssrf.RefusedTargetError as error:
+        attempt.record("failed", error=f"refused: {error}")
+        raise PermanentJobError(f"endpoint refused by the SSRF policy: {error}") from None
+    except ssrf.UnresolvedTargetError as error:
+        attempt.record(attempt.retry_outcome, error=str(error))
+        raise RetryableJobError(str(error)) from None
+
+    timestamp = int(time.time())
+    headers = webhook_signing.headers(
+        _secret.key(settings.webhook_secret_arn), context.job_id, timestamp, event.body
+    )
+    connect_timeout, read_timeout = _timeouts(context)
+    outcome = webhook_http.post(
+        target, event.body, headers, connect_timeout=connect_timeout, read_timeout=read_timeout
+    )
+    verdict = classify(outcome)
+    response_text = outcome.body.decode("utf-8", errors="replace") if outcome.body else None
+    logged_outcome = {"delivered": "delivered", "retry": attempt.retry_outcome}.get(verdict, "failed")
+    attempt.record(
+        logged_outcome,
+        http_status=outcome.status,
+        latency_ms=outcome.latency_ms,
+        error=outcome.error,
+        response=response_text,
+    )
+    if verdict == "delivered":
+        return {"endpointId": payload.endpoint_id, "httpStatus": outcome.status, "attempts": context.attempt}
+    description = outcome.error or f"HTTP {outcome.status}"
+    if verdict == "gone":
+        raise PermanentJobError(f"endpoint is gone ({description}); not retrying")
+    if verdict == "retry":
+        raise RetryableJobError(
+            f"delivery failed: {description}", retry_after=parse_retry_after(outcome.retry_after)
+        )
+    raise PermanentJobError(f"endpoint refused the delivery: {description}")
+
+
+def classify(outcome: webhook_http.HttpOutcome) -> str:
+    """`delivered`, `gone`, `retry` or `permanent`, from what came back."""
+    status = outcome.status
+    if status is None:
+        return "retry"
+    if 200 <= status < 300:
+        return "delivered"
+    if status == 410:
+        return "gone"
+    if status in (408, 429) or status >= 500:
+        return "retry"
+    return "permanent"
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), capped at an hour."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, min(seconds, float(MAX_RETRY_AFTER_SECONDS)))
+
+
+def _timeouts(context: JobContext) -> tuple[float, float]:
+    """The usual timeouts, shortened when the invocation is about to run out of time."""
+    budget = (context.remaining_ms() - _RESERVED_MS) / 1000
+    if budget < 1:
+        raise RetryableJobError("not enough time left in this invocation to deliver")
+    connect = min(webhook_http.CONNECT_TIMEOUT_SECONDS, budget / 2)
+    return connect, min(webhook_http.READ_TIMEOUT_SECONDS, budget - connect)
+
+
+class _Attempt:
+    """Writes this attempt's line in the delivery log."""
+
+    def __init__(
+        self, payload: WebhookDeliveryPayload, context: JobContext, event_type: str, log: DeliveryLog
+    ):
+        self._payload = payload
+        self._context = context
+        self._event_type = event_type
+        self._log = log
+        self._started = time.time()
+
+    @property
+    def retry_outcome(self) -> str:
+        # The lifecycle kills a job whose last attempt failed; the log says so rather than "retry".
+        return "failed" if self._context.attempt >= self._context.max_attempts else "retry"
+
+    def record(
+        self,
+        outcome: str,
+        *,
+        http_status: int | None = None,
+        latency_ms: int = 0,
+        error: str | None = None,
+        response: str | None = None,
+    ) -> None:
+        assert self._context.parent_id is not None
+        entry = DeliveryAttempt(
+            fanout_id=self._context.parent_id,
+            delivery_id=self._context.job_id,
+            endpoint_id=self._payload.endpoint_id,
+            event_type=self._event_type,
+            attempt=self._context.attempt,
+            attempted_at=datetime.fromtimestamp(self._started, UTC).isoformat(timespec="milliseconds"),
+            outcome=outcome,
+            latency_ms=latency_ms,
+            http_status=http_status,
+            error=error,
+            response=response,
+        )
+        try:
+            self._log.record(entry)
+        except Exception:
+            # The delivery itself happened (or not) regardless; failing the job here would re-send it.
+            logger.exception("could not record the delivery attempt", deliveryId=self._context.job_id)
+
+
+JOB_TYPE = JobType(
+    name=DELIVERY_TYPE,
+    payload_model=WebhookDeliveryPayload,
+    run=run,
+    public=False,
+)

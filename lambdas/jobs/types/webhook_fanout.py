@@ -1,0 +1,134 @@
+"""`webhook_fanout`: one event, up to 1000 endpoints, one child delivery job per endpoint.
+
+The fan-out job does no HTTP itself. It writes one `webhook_delivery` child per endpoint and queues
+them, then waits (`AwaitChildren`) until every child is delivered or dead. Each endpoint therefore
+retries on its own schedule, and an endpoint that already succeeded is never sent the event again.
+
+A child's id is derived from (fan-out id, endpoint id), so running the fan-out again (a retry, a
+duplicate message) finds the children it already wrote and creates none twice. A child whose message
+was lost between the write and the send (a crash in between) is still `pending` in the table, and the
+recovery sweep re-sends it once it is overdue.
+
+Children do not copy the event's `data`: 1000 copies of a 200 KB payload would be 200 MB of DynamoDB
+writes. A child holds its endpoint only and reads the event from its parent's record when it runs
+(see `webhook_delivery`).
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from lambdas.jobs import ssrf
+from lambdas.jobs.base import AwaitChildren, InvalidPayloadError, JobContext, JobType
+from lambdas.jobs.settings import cached
+from lambdas.jobs.types.webhook_delivery import (
+    DELIVERY_TYPE,
+    NAME_PATTERN,
+    WebhookDeliveryPayload,
+    delivery_id,
+    policy_settings,
+)
+from lambdas.models.job import NewJob
+from lambdas.models.settings import WorkerSettings
+from lambdas.observability import logger
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+NAME = "webhook_fanout"
+MAX_ENDPOINTS = 1000
+# DNS look-ups at submission run in parallel, so 1000 endpoints on distinct hosts stay quick.
+_LOOKUP_THREADS = 16
+
+
+_worker_settings = cached(WorkerSettings)
+
+
+class Endpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    id: str = Field(pattern=NAME_PATTERN, description="The receiver's own id for this endpoint.")
+    url: str = Field(min_length=1, max_length=ssrf.MAX_URL_LENGTH)
+
+
+class WebhookFanoutPayload(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    event_type: str = Field(alias="eventType", pattern=NAME_PATTERN, examples=["invoice.paid"])
+    data: dict[str, Any] = Field(description="The event body, sent to every endpoint as `data`.")
+    endpoints: list[Endpoint] = Field(min_length=1, max_length=MAX_ENDPOINTS)
+
+    @model_validator(mode="after")
+    def _unique_endpoint_ids(self) -> "WebhookFanoutPayload":
+        seen: set[str] = set()
+        for endpoint in self.endpoints:
+            if endpoint.id in seen:
+                raise ValueError(f"endpoint id {endpoint.id!r} appears more than once")
+            seen.add(endpoint.id)
+        return self
+
+
+def check_submission(payload: WebhookFanoutPayload) -> None:
+    """Refuse (422) any endpoint the SSRF policy refuses, including after resolving its host name.
+
+    A host that does not exist is refused too; a resolver that is merely unavailable is not, since
+    every delivery checks again before it connects.
+    """
+    policy = policy_settings().policy
+    targets: dict[str, ssrf.Target] = {}
+    for index, endpoint in enumerate(payload.endpoints):
+        try:
+            target = ssrf.parse(endpoint.url, policy)
+        except ssrf.RefusedTargetError as error:
+            raise InvalidPayloadError(f"endpoints[{index}] ({endpoint.id}): {error}") from None
+        if not target.is_ip_literal:
+            targets.setdefault(target.host, target)
+    with ThreadPoolExecutor(max_workers=_LOOKUP_THREADS) as pool:
+        problems = [p for p in pool.map(lambda t: _resolution_problem(t, policy), targets.values()) if p]
+    if problems:
+        raise InvalidPayloadError("; ".join(sorted(problems)[:5]))
+
+
+def _resolution_problem(target: ssrf.Target, policy: ssrf.TargetPolicy) -> str | None:
+    try:
+        ssrf.resolve(target, policy)
+    except ssrf.RefusedTargetError as error:
+        return str(error)
+    except ssrf.UnresolvedTargetError as error:
+        return str(error) if error.permanent else None
+    return None
+
+
+def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
+    settings = _worker_settings()
+    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
+    children = [
+        NewJob(
+            job_id=delivery_id(context.job_id, endpoint.id),
+            job_type=DELIVERY_TYPE,
+            payload=WebhookDeliveryPayload(endpoint_id=endpoint.id, url=endpoint.url).model_dump(
+                by_alias=True
+            ),
+            max_attempts=context.max_attempts,
+            parent_id=context.job_id,
+        )
+        for endpoint in payload.endpoints
+    ]
+    created = store.create_children(children)
+    unsent = JobQueue(settings.queue_url).send_many(created)
+    if unsent:
+        # They are stored as pending; the recovery sweep sends them when they are overdue.
+        logger.warning("some delivery messages were not accepted by SQS", unsent=len(unsent))
+    logger.info("fan-out children written", children=len(children), created=len(created))
+    return AwaitChildren(
+        total=len(children),
+        result={"eventType": payload.event_type, "deliveries": len(children)},
+    )
+
+
+JOB_TYPE = JobType(
+    name=NAME,
+    payload_model=WebhookFanoutPayload,
+    run=run,
+    check_submission=check_submission,
+)

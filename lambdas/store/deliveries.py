@@ -1,0 +1,119 @@
+"""The webhook delivery log: one DynamoDB item per delivery attempt.
+
+Items live under their fan-out (`fanoutId`), sorted by `<deliveryId>#<attempt>`, and the `byEndpoint`
+index lists an endpoint's attempts by time, across fan-outs. Re-recording the same attempt (a worker
+that crashed after writing it) overwrites the item instead of adding a second one.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from lambdas.store import schema
+from lambdas.store.clients import client
+
+RESPONSE_EXCERPT_BYTES = 1024
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+@dataclass(frozen=True)
+class DeliveryAttempt:
+    fanout_id: str
+    delivery_id: str
+    endpoint_id: str
+    event_type: str
+    attempt: int
+    attempted_at: str  # ISO-8601, UTC
+    outcome: str  # "delivered", "retry" or "failed"
+    latency_ms: int
+    http_status: int | None = None
+    error: str | None = None
+    response: str | None = None  # the first RESPONSE_EXCERPT_BYTES of the response body
+
+
+class DeliveryLog:
+    def __init__(self, table_name: str) -> None:
+        self._table = table_name
+
+    def record(self, attempt: DeliveryAttempt) -> None:
+        item: dict[str, Any] = {
+            schema.DELIVERIES_PK: attempt.fanout_id,
+            schema.DELIVERIES_SK: attempt_key(attempt.delivery_id, attempt.attempt),
+            "deliveryId": attempt.delivery_id,
+            schema.ENDPOINT_INDEX_PK: attempt.endpoint_id,
+            schema.ENDPOINT_INDEX_SK: attempt.attempted_at,
+            "eventType": attempt.event_type,
+            "attempt": attempt.attempt,
+            "outcome": attempt.outcome,
+            "latencyMs": attempt.latency_ms,
+        }
+        if attempt.http_status is not None:
+            item["httpStatus"] = attempt.http_status
+        if attempt.error:
+            item["error"] = attempt.error[:1000]
+        if attempt.response:
+            item["response"] = _excerpt(attempt.response)
+        client("dynamodb").put_item(
+            TableName=self._table, Item={k: _serializer.serialize(v) for k, v in item.items()}
+        )
+
+    def for_fanout(self, fanout_id: str) -> list[DeliveryAttempt]:
+        """Every attempt of a fan-out, grouped by delivery and in attempt order."""
+        return list(
+            self._query(
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": schema.DELIVERIES_PK},
+                ExpressionAttributeValues={":pk": {"S": fanout_id}},
+            )
+        )
+
+    def for_endpoint(self, endpoint_id: str, limit: int = 100) -> list[DeliveryAttempt]:
+        """An endpoint's most recent attempts, newest first."""
+        found: list[DeliveryAttempt] = []
+        for attempt in self._query(
+            IndexName=schema.ENDPOINT_INDEX,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": schema.ENDPOINT_INDEX_PK},
+            ExpressionAttributeValues={":pk": {"S": endpoint_id}},
+            ScanIndexForward=False,
+        ):
+            found.append(attempt)
+            if len(found) >= limit:
+                break
+        return found
+
+    def _query(self, **params: Any) -> Iterator[DeliveryAttempt]:
+        paginator = client("dynamodb").get_paginator("query")
+        for page in paginator.paginate(TableName=self._table, **params):
+            for raw in page.get("Items", []):
+                yield _from_item({k: _deserializer.deserialize(v) for k, v in raw.items()})
+
+
+def attempt_key(delivery_id: str, attempt: int) -> str:
+    return f"{delivery_id}#{attempt:04d}"
+
+
+def _excerpt(text: str) -> str:
+    encoded = text.encode("utf-8")[:RESPONSE_EXCERPT_BYTES]
+    return encoded.decode("utf-8", errors="ignore")
+
+
+def _from_item(item: dict[str, Any]) -> DeliveryAttempt:
+    status = item.get("httpStatus")
+    return DeliveryAttempt(
+        fanout_id=item[schema.DELIVERIES_PK],
+        delivery_id=item["deliveryId"],
+        endpoint_id=item[schema.ENDPOINT_INDEX_PK],
+        event_type=item["eventType"],
+        attempt=int(item["attempt"]),
+        attempted_at=item[schema.ENDPOINT_INDEX_SK],
+        outcome=item["outcome"],
+        latency_ms=int(item["latencyMs"]),
+        http_status=None if status is None else int(status),
+        error=item.get("error"),
+        response=item.get("response"),
+    )

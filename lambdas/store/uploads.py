@@ -1,0 +1,160 @@
+"""The uploads bucket: presigned uploads, the key layout, streaming reads and result writes.
+
+Key layout (the only keys this code reads or writes):
+- `uploads/<uuid4>/<safe file name>`: what clients upload, through a presigned PUT URL;
+- `results/<jobId>/...`: what `process_file` writes for a job.
+
+A job names an upload by key only. The bucket is always the stack's, so a caller cannot point the
+worker at somebody else's bucket, and a key that does not have the upload shape is refused.
+"""
+
+import hashlib
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import IO
+
+from botocore.exceptions import ClientError
+
+from lambdas import config
+from lambdas.store.clients import client
+
+UPLOAD_PREFIX = "uploads/"
+RESULT_PREFIX = "results/"
+MAX_FILENAME_CHARS = 100
+UPLOAD_KEY_PATTERN = (
+    r"^uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/"
+    r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
+)
+_UPLOAD_KEY = re.compile(UPLOAD_KEY_PATTERN)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_CHUNK_BYTES = 256 * 1024
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+_DENIED = frozenset({"403", "AccessDenied", "Forbidden"})
+
+
+class UploadNotFoundError(LookupError):
+    pass
+
+
+class UploadAccessDeniedError(PermissionError):
+    """S3 answered 403: without s3:ListBucket that is also how it reports a key that does not exist."""
+
+
+class UploadTooLargeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class UploadTicket:
+    key: str
+    url: str
+    expires_at: str
+    headers: dict[str, str]  # headers the PUT must carry, as they were signed
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    size: int
+    content_type: str | None
+
+
+def safe_filename(name: str) -> str:
+    """A file name that is safe as the last part of a key: no paths, no leading dots, ASCII only."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    cleaned = _UNSAFE.sub("_", base).lstrip(".")
+    if not cleaned.strip("._"):
+        cleaned = "file"
+    if len(cleaned) > MAX_FILENAME_CHARS:
+        stem, dot, ext = cleaned.rpartition(".")
+        keep = ext[:10] if dot and stem else ""
+        cleaned = cleaned[: MAX_FILENAME_CHARS - len(keep) - 1].rstrip("._") + ("." + keep if keep else "")
+    return cleaned
+
+
+def new_upload_key(filename: str) -> str:
+    return f"{UPLOAD_PREFIX}{uuid.uuid4()}/{safe_filename(filename)}"
+
+
+def is_upload_key(key: str) -> bool:
+    return bool(_UPLOAD_KEY.match(key)) and ".." not in key
+
+
+def result_key(job_id: str, name: str) -> str:
+    return f"{RESULT_PREFIX}{job_id}/{name}"
+
+
+class Uploads:
+    def __init__(self, bucket: str) -> None:
+        self.bucket = bucket
+
+    def presign_put(
+        self,
+        filename: str,
+        content_type: str | None = None,
+        expires_in: int = config.UPLOAD_URL_EXPIRES_SECONDS,
+        now: datetime | None = None,
+    ) -> UploadTicket:
+        key = new_upload_key(filename)
+        params: dict[str, str] = {"Bucket": self.bucket, "Key": key}
+        headers: dict[str, str] = {}
+        if content_type:
+            params["ContentType"] = content_type
+            headers["Content-Type"] = content_type
+        url = client("s3").generate_presigned_url(
+            "put_object", Params=params, ExpiresIn=expires_in, HttpMethod="PUT"
+        )
+        expires_at = (now or datetime.now(UTC)) + timedelta(seconds=expires_in)
+        return UploadTicket(
+            key=key,
+            url=url,
+            expires_at=expires_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            headers=headers,
+        )
+
+    def head(self, key: str) -> StoredObject:
+        try:
+            response = client("s3").head_object(Bucket=self.bucket, Key=key)
+        except ClientError as error:
+            code = _error_code(error)
+            if code in _MISSING:
+                raise UploadNotFoundError(f"nothing has been uploaded at {key}") from None
+            if code in _DENIED:
+                raise UploadAccessDeniedError(f"{key} cannot be read: {code}") from None
+            raise
+        return StoredObject(size=int(response["ContentLength"]), content_type=response.get("ContentType"))
+
+    def download(self, key: str, sink: IO[bytes], max_bytes: int) -> tuple[int, str]:
+        """Stream the object into `sink` without holding it in memory; return (size, sha256 hex).
+
+        UploadTooLargeError as soon as more than `max_bytes` arrive (the object may have been
+        replaced by a bigger one since it was checked).
+        """
+        try:
+            response = client("s3").get_object(Bucket=self.bucket, Key=key)
+        except ClientError as error:
+            # The worker may read every upload, so a 403 here can only mean the key does not exist.
+            if _error_code(error) in _MISSING | _DENIED:
+                raise UploadNotFoundError(f"nothing has been uploaded at {key}") from None
+            raise
+        digest = hashlib.sha256()
+        size = 0
+        body = response["Body"]
+        try:
+            for chunk in body.iter_chunks(_CHUNK_BYTES):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise UploadTooLargeError(f"{key} is larger than {max_bytes} bytes")
+                digest.update(chunk)
+                sink.write(chunk)
+        finally:
+            body.close()
+        return size, digest.hexdigest()
+
+    def put(self, key: str, data: bytes, content_type: str) -> None:
+        client("s3").put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+
+def _error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))

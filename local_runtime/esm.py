@@ -1,0 +1,248 @@
+"""An SQS event source mapping, emulated with the semantics AWS documents for Lambda's SQS pollers.
+
+- Pollers long-poll the queue and gather up to `BatchSize` messages, waiting at most
+  `MaximumBatchingWindowInSeconds` after the first one; at most `MaximumConcurrency` batches run at once.
+- Messages are received with the queue's own visibility timeout (nothing is overridden).
+- A function error or timeout deletes nothing: the whole batch comes back when its visibility
+  timeout ends.
+- Without `ReportBatchItemFailures` a successful invocation deletes the whole batch. With it, only
+  the reported messages stay; an empty or missing list (or no response) deletes them all; an
+  identifier that is empty, missing, or not a message of the batch fails the whole batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from local_runtime.lambda_pool import Invocation
+from local_runtime.provision import EventSourceMapping
+
+# Lambda invokes with at most 6 MB of records.
+MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
+# AWS starts five pollers per mapping when no maximum concurrency is set; so do we.
+DEFAULT_CONCURRENCY = 5
+# The longest a receive waits, so that stopping the runtime never waits longer than this.
+RECEIVE_WAIT_SECONDS = 1
+
+_SYSTEM_ATTRIBUTES = (
+    "ApproximateReceiveCount",
+    "SentTimestamp",
+    "SenderId",
+    "ApproximateFirstReceiveTimestamp",
+    "SequenceNumber",
+    "MessageGroupId",
+    "MessageDeduplicationId",
+    "AWSTraceHeader",
+)
+
+
+def sqs_record(message: Mapping[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+    """One record of the event Lambda builds from an SQS ReceiveMessage result."""
+    attributes = message.get("Attributes", {})
+    record: dict[str, Any] = {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {k: attributes[k] for k in _SYSTEM_ATTRIBUTES if k in attributes},
+        "messageAttributes": {
+            name: {
+                **({"stringValue": v["StringValue"]} if "StringValue" in v else {}),
+                **({"binaryValue": _b64(v["BinaryValue"])} if "BinaryValue" in v else {}),
+                "stringListValues": [],
+                "binaryListValues": [],
+                "dataType": v["DataType"],
+            }
+            for name, v in message.get("MessageAttributes", {}).items()
+        },
+        "md5OfBody": message["MD5OfBody"],
+    }
+    if "MD5OfMessageAttributes" in message:
+        record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
+    record.update({"eventSource": "aws:sqs", "eventSourceARN": queue_arn, "awsRegion": region})
+    return record
+
+
+def _b64(value: bytes) -> str:
+    import base64
+
+    return base64.b64encode(value).decode()
+
+
+def failed_message_ids(response: Any, batch_ids: Sequence[str]) -> set[str] | None:
+    """The messages a partial batch response keeps on the queue, or None when the whole batch failed."""
+    if response is None:
+        return set()
+    if not isinstance(response, dict):
+        return None
+    failures = response.get("batchItemFailures")
+    if failures is None:
+        return set()
+    if not isinstance(failures, list):
+        return None
+    kept: set[str] = set()
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not isinstance(identifier, str) or identifier not in batch_ids:
+            return None
+        kept.add(identifier)
+    return kept
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What one invocation of the mapping did to its batch (kept for `offload`'s and the tests' eyes)."""
+
+    mapping: str
+    function: str
+    message_ids: tuple[str, ...]
+    receive_counts: tuple[int, ...]
+    deleted: tuple[str, ...]
+    invocation: Invocation
+    started: float  # epoch seconds
+    finished: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mapping": self.mapping,
+            "function": self.function,
+            "messageIds": list(self.message_ids),
+            "receiveCounts": list(self.receive_counts),
+            "deleted": list(self.deleted),
+            "ok": self.invocation.ok,
+            "errorType": self.invocation.error_type,
+            "errorMessage": self.invocation.error_message,
+            "coldStart": self.invocation.cold_start,
+            "timedOut": self.invocation.timed_out,
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+
+Invoke = Callable[[dict[str, Any]], Invocation]
+
+
+class SqsEventSource:
+    """Polls one queue and invokes one function, as an event source mapping does."""
+
+    def __init__(
+        self,
+        mapping: EventSourceMapping,
+        function_name: str,
+        sqs: Any,
+        invoke: Invoke,
+        region: str,
+        on_batch: Callable[[BatchOutcome], None] = lambda _: None,
+    ) -> None:
+        self.mapping = mapping
+        self._function_name = function_name
+        self._sqs = sqs
+        self._invoke = invoke
+        self._region = region
+        self._on_batch = on_batch
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def concurrency(self) -> int:
+        return self.mapping.maximum_concurrency or DEFAULT_CONCURRENCY
+
+    def start(self) -> None:
+        for index in range(self.concurrency):
+            thread = threading.Thread(
+                target=self._poll, name=f"esm-{self.mapping.logical_id}-{index}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def request_stop(self) -> None:
+        """Stop polling; a batch being processed still finishes (or ends with its pool)."""
+        self._stopping.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _poll(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                batch = self._gather()
+                if batch:
+                    self._process(batch)
+            except Exception as error:
+                if self._stopping.is_set():
+                    return
+                # Lambda's pollers back off and retry when SQS or the function is unavailable.
+                print(f"[esm {self.mapping.logical_id}] {type(error).__name__}: {error}", flush=True)
+                self._stopping.wait(1.0)
+
+    def _gather(self) -> list[dict[str, Any]]:
+        """Receive until the batch is full, the batching window closes, or the payload limit is near."""
+        batch: list[dict[str, Any]] = []
+        size = 0
+        window_ends: float | None = None
+        while not self._stopping.is_set() and len(batch) < self.mapping.batch_size:
+            if window_ends is None:
+                wait = RECEIVE_WAIT_SECONDS
+            else:
+                remaining = window_ends - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait = min(RECEIVE_WAIT_SECONDS, max(1, int(remaining)))
+            response = self._sqs.receive_message(
+                QueueUrl=self.mapping.queue_url,
+                MaxNumberOfMessages=min(10, self.mapping.batch_size - len(batch)),
+                WaitTimeSeconds=wait,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
+            messages = response.get("Messages", [])
+            if not messages:
+                continue
+            batch.extend(messages)
+            size += sum(len(m["Body"].encode()) for m in messages)
+            if window_ends is None:
+                if self.mapping.batching_window_seconds <= 0:
+                    break
+                window_ends = time.monotonic() + self.mapping.batching_window_seconds
+            if size >= MAX_PAYLOAD_BYTES:
+                break
+        return batch
+
+    def _process(self, batch: list[dict[str, Any]]) -> None:
+        started = time.time()
+        records = [sqs_record(m, self.mapping.queue_arn, self._region) for m in batch]
+        ids = [r["messageId"] for r in records]
+        invocation = self._invoke({"Records": records})
+        if not invocation.ok:
+            delete: list[dict[str, Any]] = []  # the batch comes back after its visibility timeout
+        elif not self.mapping.report_batch_item_failures:
+            delete = records
+        else:
+            kept = failed_message_ids(invocation.result, ids)
+            delete = [] if kept is None else [r for r in records if r["messageId"] not in kept]
+        self._delete(delete)
+        self._on_batch(
+            BatchOutcome(
+                mapping=self.mapping.logical_id,
+                function=self._function_name,
+                message_ids=tuple(ids),
+                receive_counts=tuple(int(r["attributes"].get("ApproximateReceiveCount", 0)) for r in records),
+                deleted=tuple(r["messageId"] for r in delete),
+                invocation=invocation,
+                started=started,
+                finished=time.time(),
+            )
+        )
+
+    def _delete(self, records: list[dict[str, Any]]) -> None:
+        for start in range(0, len(records), 10):
+            chunk = records[start : start + 10]
+            self._sqs.delete_message_batch(
+                QueueUrl=self.mapping.queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
+            )

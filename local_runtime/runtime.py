@@ -1,0 +1,358 @@
+"""The whole pipeline on loopback, built from the synthesized stack.
+
+Start order: synthesize the template, start moto's server, create the template's resources in it,
+then the functions' warm pools, the event source mappings, the schedule, the alert collector and the
+HTTP front door. Stop order is the reverse, and every process the runtime started is ended.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import secrets
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local_runtime import provision as prov
+from local_runtime.alerts import AlertCollector
+from local_runtime.console import Console, short_function_name
+from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
+from local_runtime.front_door import ApiKey, FrontDoor, Gateway
+from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
+from local_runtime.lambda_worker import EXTRA_MODULES_ENV
+from local_runtime.moto_server import MotoServer
+from local_runtime.scheduler import Scheduler
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STATE_FILE = REPO_ROOT / ".local" / "runtime.json"
+DEFAULT_PORT = 3000
+# CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers).
+LOCAL_CONTEXT: Mapping[str, Any] = {"allowHttpWebhooks": True}
+# Environment every local function gets on top of the template's.
+LOCAL_FUNCTION_ENV: Mapping[str, str] = {
+    # Local only: lets webhook jobs deliver to 127.0.0.1; the deployed stack never sets it.
+    "WEBHOOK_ALLOW_LOOPBACK": "true",
+    # There is no X-Ray daemon on this machine.
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "TZ": "UTC",
+    "LANG": "C.UTF-8",
+}
+API_ENVIRONMENTS = 4  # concurrent API requests served at once (API Gateway has no such limit)
+
+
+@dataclass
+class RuntimeSettings:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT  # 0 picks a free port
+    moto_port: int = 0
+    api_key: str | None = None  # generated when not given
+    context: dict[str, Any] = field(default_factory=dict)  # CDK context on top of LOCAL_CONTEXT
+    template: dict[str, Any] | None = None  # an already synthesized template (skips synth)
+    # Development and test speed-ups; each one is a documented difference from the deployed stack.
+    schedule_seconds: float | None = None  # run rate() schedules this often instead
+    function_timeouts: dict[str, int] = field(default_factory=dict)  # handler -> Timeout
+    source_visibility: dict[str, int] = field(
+        default_factory=dict
+    )  # handler -> its queue's VisibilityTimeout
+    env_overrides: dict[str, str] = field(default_factory=dict)  # on top of every function's environment
+    extra_modules: tuple[str, ...] = ()  # test only: imported in every function process
+    verbose: bool = False
+    quiet: bool = False
+    state_file: Path | None = STATE_FILE
+
+
+def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The stack's template, synthesized in-process with the local context (no assets are bundled)."""
+    from infra.synth import synthesize
+
+    return synthesize(context={**LOCAL_CONTEXT, **(context or {})})
+
+
+def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> dict[str, Any]:
+    """The template with the settings' timeout and visibility overrides applied (a copy)."""
+    patched = copy.deepcopy(dict(template))
+    resources = patched.get("Resources", {})
+    by_handler = {
+        props.get("Properties", {}).get("Handler"): logical_id
+        for logical_id, props in resources.items()
+        if props.get("Type") == "AWS::Lambda::Function"
+    }
+    for handler, seconds in settings.function_timeouts.items():
+        resources[_require(by_handler, handler)]["Properties"]["Timeout"] = seconds
+    for handler, seconds in settings.source_visibility.items():
+        function = _require(by_handler, handler)
+        for definition in resources.values():
+            props = definition.get("Properties", {})
+            if definition.get("Type") != "AWS::Lambda::EventSourceMapping":
+                continue
+            if prov.referenced_id(props.get("FunctionName")) == function:
+                queue = prov.referenced_id(props.get("EventSourceArn"))
+                if queue is not None:
+                    resources[queue]["Properties"]["VisibilityTimeout"] = seconds
+    return patched
+
+
+def _require(by_handler: Mapping[str | None, str], handler: str) -> str:
+    if handler not in by_handler:
+        raise ValueError(f"no function with handler {handler!r} in the template")
+    return by_handler[handler]
+
+
+class LocalRuntime:
+    def __init__(self, settings: RuntimeSettings | None = None) -> None:
+        self.settings = settings or RuntimeSettings()
+        self.console = Console(verbose=self.settings.verbose, quiet=self.settings.quiet)
+        self.api_key = self.settings.api_key or f"local-{secrets.token_urlsafe(18)}"
+        self.moto = MotoServer(port=self.settings.moto_port)
+        self.provisioned: prov.Provisioned | None = None
+        self.pools: dict[str, FunctionPool] = {}
+        self.sources: list[SqsEventSource] = []
+        self.schedulers: list[Scheduler] = []
+        self.alerts: AlertCollector | None = None
+        self.front_door: FrontDoor | None = None
+        self._batches: deque[dict[str, Any]] = deque(maxlen=5000)
+        self._batch_count = 0
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> LocalRuntime:
+        started = time.monotonic()
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        self._write_state()
+        self.console.say(self.banner(time.monotonic() - started))
+        return self
+
+    def _start(self) -> None:
+        template = self.settings.template
+        if template is None:
+            self.console.say("synthesizing the stack...")
+            template = local_template(self.settings.context)
+        template = patched_template(template, self.settings)
+        self.moto.start()
+        session = self.moto.session()
+        self.provisioned = provisioned = prov.provision(template, session=session, endpoint_url=self.moto.url)
+        for function in provisioned.functions.values():
+            sender = function.environment.get("SENDER_EMAIL")
+            if sender:
+                prov.verify_email_identity(self.moto.client, sender)
+        self._start_pools(provisioned)
+        self.alerts = AlertCollector(
+            self.moto.client("sqs"),
+            self.moto.client("sns"),
+            [r.ref for r in provisioned.of_type("AWS::SNS::Topic")],
+            self.console,
+        )
+        self.alerts.start()
+        for mapping in provisioned.event_source_mappings:
+            if mapping.enabled:
+                source = SqsEventSource(
+                    mapping,
+                    self._short(mapping.function),
+                    self.moto.client("sqs"),
+                    self.pools[mapping.function].invoke,
+                    provisioned.region,
+                    on_batch=self._record_batch,
+                )
+                source.start()
+                self.sources.append(source)
+        for schedule in provisioned.schedules:
+            if schedule.enabled:
+                name = self._short(schedule.function)
+                scheduler = Scheduler(
+                    schedule,
+                    self.pools[schedule.function].invoke,
+                    self.settings.schedule_seconds or schedule.rate_seconds,
+                    provisioned.account,
+                    provisioned.region,
+                    on_result=functools.partial(self._report, name),
+                )
+                scheduler.start()
+                self.schedulers.append(scheduler)
+        if provisioned.apis:
+            self.front_door = self._front_door(provisioned, provisioned.apis[0])
+            self.front_door.start()
+
+    def stop(self) -> None:
+        if self.front_door is not None:
+            self.front_door.stop()
+        for scheduler in self.schedulers:
+            scheduler.stop()
+        for source in self.sources:
+            source.request_stop()
+        for pool in self.pools.values():
+            pool.close()  # ends invocations in progress, so the pollers can return
+        for source in self.sources:
+            source.stop()
+        if self.alerts is not None:
+            self.alerts.stop()
+        self.moto.stop()
+        state = self.settings.state_file
+        if state is not None and state.exists():
+            state.unlink()
+
+    # -- pieces ---------------------------------------------------------------------------------
+
+    def _short(self, function_logical_id: str) -> str:
+        assert self.provisioned is not None
+        return short_function_name(self.provisioned.functions[function_logical_id].handler)
+
+    def function_environment(self, function: prov.FunctionSpec) -> dict[str, str]:
+        env = {
+            **function.environment,
+            **self.moto.environment(),
+            **LOCAL_FUNCTION_ENV,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(REPO_ROOT),
+        }
+        if self.settings.extra_modules:
+            env[EXTRA_MODULES_ENV] = ",".join(self.settings.extra_modules)
+        return {**env, **self.settings.env_overrides}
+
+    def _start_pools(self, provisioned: prov.Provisioned) -> None:
+        environments: dict[str, int] = {}
+        for mapping in provisioned.event_source_mappings:
+            environments[mapping.function] = environments.get(mapping.function, 0) + (
+                mapping.maximum_concurrency or DEFAULT_CONCURRENCY
+            )
+        for schedule in provisioned.schedules:
+            environments[schedule.function] = environments.get(schedule.function, 0) + 1
+        for api in provisioned.apis:
+            for route in api.routes:
+                environments.setdefault(route.function, API_ENVIRONMENTS)
+        for logical_id, function in provisioned.functions.items():
+            if logical_id not in environments:
+                continue  # nothing invokes it locally
+            limit = environments[logical_id]
+            if function.reserved_concurrency:
+                limit = min(limit, function.reserved_concurrency)
+            name = short_function_name(function.handler)
+            self.pools[logical_id] = FunctionPool(
+                FunctionConfig(
+                    name=function.name,
+                    handler=function.handler,
+                    timeout_seconds=function.timeout_seconds,
+                    memory_mb=function.memory_mb,
+                    environment=self.function_environment(function),
+                    account=provisioned.account,
+                ),
+                max_environments=limit,
+                log_sink=functools.partial(self._function_line, name),
+            )
+
+    def _function_line(self, short_name: str, _function_name: str, line: str) -> None:
+        self.console.function_line(short_name, line)
+
+    def _front_door(self, provisioned: prov.Provisioned, api: prov.ApiSpec) -> FrontDoor:
+        key_resources = provisioned.of_type("AWS::ApiGateway::ApiKey")
+        key = ApiKey(id=key_resources[0].ref if key_resources else "local", value=self.api_key)
+        gateway = Gateway(
+            api,
+            [key],
+            invoke=lambda function, event: self.pools[function].invoke(event),
+            account=provisioned.account,
+            region=provisioned.region,
+            host=self.settings.host,
+        )
+        return FrontDoor(
+            gateway,
+            {
+                "/_local/logs": self._logs,
+                "/_local/alerts": lambda _query: self.alerts.alerts() if self.alerts else [],
+                "/_local/batches": self._batches_after,
+                "/_local/stats": lambda _query: self.stats(),
+            },
+            host=self.settings.host,
+            port=self.settings.port,
+        )
+
+    def _record_batch(self, outcome: BatchOutcome) -> None:
+        self._batch_count += 1
+        self._batches.append({"seq": self._batch_count, **outcome.as_dict()})
+        if not outcome.invocation.ok:
+            kept = len(outcome.message_ids)
+            self._report(outcome.function, outcome.invocation, f"; its {kept} message(s) come back later")
+
+    def _report(self, function: str, invocation: Invocation, consequence: str = "") -> None:
+        if invocation.ok:
+            return
+        self.console.say(
+            f"{time.strftime('%H:%M:%S')}  {function} invocation failed: "
+            f"{invocation.error_type}: {invocation.error_message}{consequence}"
+        )
+
+    def _logs(self, query: dict[str, list[str]]) -> list[dict[str, Any]]:
+        after = int(query.get("after", ["0"])[-1])
+        event = query.get("event", [None])[-1]
+        return self.console.entries(after, event)
+
+    def _batches_after(self, query: dict[str, list[str]]) -> list[dict[str, Any]]:
+        after = int(query.get("after", ["0"])[-1])
+        return [b for b in self._batches if b["seq"] > after]
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "functions": {
+                short_function_name(pool.config.handler): {
+                    "invocations": pool.invocations,
+                    "coldStarts": pool.cold_starts,
+                    "timeouts": pool.timeouts,
+                }
+                for pool in self.pools.values()
+            },
+            "awsEndpoint": self.moto.url,
+            "outputs": self.provisioned.outputs if self.provisioned else {},
+        }
+
+    # -- what the user sees ---------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        assert self.front_door is not None
+        return self.front_door.url
+
+    def _write_state(self) -> None:
+        state = self.settings.state_file
+        if state is None or self.front_door is None:
+            return
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(
+            json.dumps(
+                {"url": self.url, "apiKey": self.api_key, "awsEndpoint": self.moto.url, "pid": os.getpid()}
+            )
+        )
+        state.chmod(0o600)
+
+    def banner(self, elapsed: float) -> str:
+        if self.front_door is None:
+            return "offload local runtime is up (no API in the template)"
+        example = json.dumps(
+            {
+                "type": "send_email",
+                "payload": {"to": ["ada@example.com"], "subject": "Hello", "text": "From offload"},
+            }
+        )
+        return "\n".join(
+            [
+                f"offload is running locally (started in {elapsed:.1f} s)",
+                f"  API URL   {self.url}",
+                f"  API key   {self.api_key}",
+                f"  AWS       {self.moto.url}  (moto: state is in memory and goes when the runtime stops)",
+                "",
+                "Submit a job:",
+                f"  curl -s -X POST '{self.url}jobs' -H 'x-api-key: {self.api_key}' "
+                f"-H 'content-type: application/json' -d '{example}'",
+                "Or: offload submit send_email --payload '{...}'; offload status JOB_ID --wait; offload tail",
+                "",
+                "Job transitions appear below. Ctrl-C stops everything.",
+            ]
+        )

@@ -1,0 +1,50 @@
+"""Fixtures every layer shares: a clean process state per test, fake AWS credentials, the template."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lambdas.jobs import registry
+from lambdas.store import clients
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees another's clients, cached services, metrics or test job types, or real AWS."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "Offload",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    before = set(registry.names())
+    _reset_process_state()
+    yield
+    for name in set(registry.names()) - before:
+        registry.unregister(name)
+    _reset_process_state()
+
+
+def _reset_process_state() -> None:
+    from lambdas.handlers import api, dead_letter, recovery, worker
+    from lambdas.observability import metrics
+
+    clients.reset()
+    for cached in (api._services, worker._worker, dead_letter._consumer, recovery._sweeper):
+        cached.cache_clear()
+    metrics.clear_metrics()
+
+
+@pytest.fixture(scope="session")
+def template() -> dict[str, Any]:
+    """The stack as CloudFormation sees it, synthesized once per test session (without bundling)."""
+    from infra.synth import synthesize
+
+    return synthesize()

@@ -1,0 +1,28 @@
+"""Test-only job types for the running local runtime: imported in every function process through
+OFFLOAD_LOCAL_EXTRA_MODULES (never set by `make run`), so the API accepts them and the worker runs them."""
+
+import time
+
+from pydantic import BaseModel, Field
+
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobContext, JobType
+from tests.support.job_types import TEST_JOB_TYPES
+
+
+class SlowFirstPayload(BaseModel):
+    seconds: float = Field(ge=0, le=60)
+
+
+def _slow_first(payload: SlowFirstPayload, context: JobContext) -> dict[str, object]:
+    # Outlives the function timeout on the first attempt only: the retry after the kill succeeds.
+    if context.attempt == 1:
+        time.sleep(payload.seconds)
+    return {"finishedOnAttempt": context.attempt}
+
+
+SLOW_FIRST = JobType("test_slow_first", SlowFirstPayload, _slow_first)
+
+for job_type in (*TEST_JOB_TYPES, SLOW_FIRST):
+    if job_type.name not in registry.names():
+        registry.register(job_type)

@@ -1,0 +1,154 @@
+"""POST /jobs and GET /jobs/{jobId} through the api handler, as API Gateway invokes it."""
+
+import json
+import re
+
+import boto3
+import pytest
+
+from lambdas import config
+from tests.support.pipeline import Pipeline, fail_sends
+
+pytestmark = pytest.mark.usefixtures("test_types")
+
+
+def queued_bodies(pipeline: Pipeline) -> list[dict[str, str]]:
+    return [json.loads(r["body"]) for r in pipeline.receive(pipeline.queue_url)]
+
+
+def test_submit_answers_202_stores_the_job_and_queues_only_its_id(pipeline: Pipeline) -> None:
+    response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {"value": "hi"}})
+
+    assert response.status == 202
+    job_id = response.body["jobId"]
+    assert response.body == {"jobId": job_id, "status": "pending"}
+    assert response.headers["Location"] == f"/jobs/{job_id}"
+    assert queued_bodies(pipeline) == [{"jobId": job_id}]
+    job = pipeline.job(job_id)
+    assert job["status"] == "pending"
+    assert job["type"] == "test_echo"
+    assert job["attempts"] == 0
+    assert job["maxAttempts"] == config.DEFAULT_MAX_ATTEMPTS
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", job["createdAt"])
+
+
+def test_get_shows_every_documented_field(pipeline: Pipeline) -> None:
+    job_id = pipeline.submit("test_echo", {"value": "x"}, maxAttempts=3)
+    pipeline.run_worker()
+
+    job = pipeline.job(job_id)
+
+    assert job["status"] == "done"
+    assert job["result"] == {"echo": "x", "attempt": 1}
+    assert job["attempts"] == 1
+    assert job["maxAttempts"] == 3
+    assert job["lastError"] is None
+    assert {
+        "jobId",
+        "type",
+        "status",
+        "attempts",
+        "maxAttempts",
+        "lastError",
+        "result",
+        "createdAt",
+        "updatedAt",
+    } <= set(job)
+
+
+def test_base64_encoded_body_is_accepted(pipeline: Pipeline) -> None:
+    response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {}}, base64_body=True)
+    assert response.status == 202
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ('{"type": "test_echo", "payload": ', 400, "malformed_json"),
+        ('{"payload": {}}', 400, "invalid_request"),
+        ('{"type": "test_echo", "payload": {}, "delaySeconds": 901}', 400, "invalid_request"),
+        ('{"type": "test_echo", "payload": {}, "maxAttempts": 0}', 400, "invalid_request"),
+        ('{"type": "no_such_type", "payload": {}}', 422, "unknown_job_type"),
+        ('{"type": "test_flaky", "payload": {"failTimes": "twice"}}', 422, "invalid_payload"),
+        ('{"type": "test_echo", "payload": {"unexpected": 1}}', 422, "invalid_payload"),
+    ],
+)
+def test_bad_input_is_refused_with_a_json_error_and_nothing_is_written(
+    pipeline: Pipeline, body: str, status: int, code: str
+) -> None:
+    response = pipeline.request("POST", "/jobs", raw_body=body)
+
+    assert response.status == status
+    assert response.body["error"]["code"] == code
+    assert response.body["error"]["message"]
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 0
+    assert pipeline.visible(pipeline.queue_url) == 0
+
+
+def test_invalid_payload_names_the_offending_field(pipeline: Pipeline) -> None:
+    response = pipeline.request("POST", "/jobs", {"type": "test_flaky", "payload": {}})
+    assert response.status == 422
+    assert response.body["error"]["details"][0]["loc"] == ["payload", "failTimes"]
+
+
+def test_body_over_256_kib_is_413(pipeline: Pipeline) -> None:
+    body = json.dumps({"type": "test_echo", "payload": {"value": "x" * config.MAX_BODY_BYTES}})
+    response = pipeline.request("POST", "/jobs", raw_body=body)
+    assert response.status == 413
+    assert response.body["error"]["code"] == "payload_too_large"
+    assert pipeline.visible(pipeline.queue_url) == 0
+
+
+def test_unknown_job_is_404(pipeline: Pipeline) -> None:
+    response = pipeline.request("GET", "/jobs/3f0e2a52-0000-4000-8000-000000000000")
+    assert response.status == 404
+    assert response.body["error"]["code"] == "job_not_found"
+
+
+def test_unknown_route_is_404_in_the_error_shape(pipeline: Pipeline) -> None:
+    response = pipeline.request("GET", "/nothing-here")
+    assert response.status == 404
+    assert response.body["error"]["code"] == "not_found"
+
+
+def test_idempotency_key_replay_returns_the_same_job_without_a_second_message(pipeline: Pipeline) -> None:
+    request = {"type": "test_echo", "payload": {"value": "once"}}
+    first = pipeline.request("POST", "/jobs", request, headers={"Idempotency-Key": "order-42"})
+    again = pipeline.request("POST", "/jobs", request, headers={"Idempotency-Key": "order-42"})
+
+    assert first.status == again.status == 202
+    assert again.body["jobId"] == first.body["jobId"]
+    assert len(queued_bodies(pipeline)) == 1
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 1
+
+
+def test_idempotency_key_with_a_different_body_is_409(pipeline: Pipeline) -> None:
+    headers = {"Idempotency-Key": "order-43"}
+    pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {"value": "a"}}, headers=headers)
+    response = pipeline.request(
+        "POST", "/jobs", {"type": "test_echo", "payload": {"value": "b"}}, headers=headers
+    )
+
+    assert response.status == 409
+    assert response.body["error"]["code"] == "idempotency_conflict"
+    assert len(queued_bodies(pipeline)) == 1
+
+
+def test_send_message_failure_after_the_put_still_answers_202(pipeline: Pipeline) -> None:
+    fail_sends()
+
+    response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {}})
+
+    assert response.status == 202
+    assert pipeline.job(response.body["jobId"])["status"] == "pending"
+    assert pipeline.visible(pipeline.queue_url) == 0
+
+
+def test_test_job_types_are_not_part_of_the_deployed_api(pipeline: Pipeline) -> None:
+    from lambdas.jobs import registry
+
+    for name in [n for n in registry.names() if n.startswith("test_")]:
+        registry.unregister(name)
+    response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {}})
+    assert response.status == 422
+    assert response.body["error"]["code"] == "unknown_job_type"

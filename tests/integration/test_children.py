@@ -1,0 +1,103 @@
+"""Parent jobs that hand their work to children: exact counts, no duplicate children, a parent that finishes."""
+
+import time
+import uuid
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from lambdas import config
+from lambdas.jobs import registry
+from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
+from lambdas.lifecycle.recovery import Sweeper
+from lambdas.models.job import NewJob
+from lambdas.models.settings import WorkerSettings
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+from tests.support.pipeline import Pipeline
+
+pytestmark = pytest.mark.usefixtures("test_types")
+
+
+class SpawnPayload(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    children: list[str] = Field(description="test type of each child")
+    fail_after_spawning: int = Field(default=0, alias="failAfterSpawning")
+
+
+def spawn(payload: SpawnPayload, context: JobContext) -> AwaitChildren:
+    settings = WorkerSettings.load()
+    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
+    children = [
+        NewJob(
+            job_id=str(uuid.uuid5(uuid.UUID(context.job_id), str(i))),
+            job_type=child_type,
+            payload={"value": str(i)} if child_type != "test_flaky" else {"failTimes": 1},
+            max_attempts=2,
+            parent_id=context.job_id,
+        )
+        for i, child_type in enumerate(payload.children)
+    ]
+    created = store.create_children(children)
+    JobQueue(settings.queue_url).send_many(created)
+    if context.attempt <= payload.fail_after_spawning:
+        raise RetryableJobError("crashed after spawning")
+    return AwaitChildren(total=len(children), result={"spawned": len(children)})
+
+
+@pytest.fixture(autouse=True)
+def _spawner() -> None:
+    registry.register(JobType("test_spawn", SpawnPayload, spawn))
+
+
+def test_parent_waits_for_its_children_and_counts_them_exactly(pipeline: Pipeline) -> None:
+    kinds = ["test_echo"] * 5 + ["test_permanent"] * 2 + ["test_flaky"] * 3
+    parent_id = pipeline.submit("test_spawn", {"children": kinds})
+
+    pipeline.run_worker()  # the parent spawns
+    parent = pipeline.job(parent_id)
+    assert parent["status"] == "waiting"
+    assert parent["children"] == {"total": 10, "pending": 10, "done": 0, "dead": 0}
+
+    pipeline.drain()
+
+    parent = pipeline.job(parent_id)
+    assert parent["status"] == "done"
+    assert parent["children"] == {"total": 10, "pending": 0, "done": 8, "dead": 2}
+    assert parent["result"] == {"spawned": 10}
+    assert len(pipeline.alerts()) == 2  # one per dead child
+
+
+def test_a_re_run_parent_does_not_duplicate_or_reset_children(pipeline: Pipeline) -> None:
+    parent_id = pipeline.submit("test_spawn", {"children": ["test_echo"] * 3, "failAfterSpawning": 1})
+
+    pipeline.drain()
+
+    parent = pipeline.job(parent_id)
+    assert parent["status"] == "done"
+    assert parent["attempts"] == 2
+    assert parent["children"] == {"total": 3, "pending": 0, "done": 3, "dead": 0}
+    store = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
+    child_ids = [str(uuid.uuid5(uuid.UUID(parent_id), str(i))) for i in range(3)]
+    children = [store.get(i) for i in child_ids]
+    assert [c.attempts for c in children if c] == [1, 1, 1]  # each ran once
+
+
+def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent_id = pipeline.submit("test_spawn", {"children": ["test_echo"]})
+    pipeline.run_worker()
+    with monkeypatch.context() as patch:
+        # The child finishes, but its worker dies before it checks on the parent.
+        patch.setattr(JobStore, "settle_parent", lambda *args, **kwargs: None)
+        pipeline.run_worker()
+    assert pipeline.job(parent_id)["status"] == "waiting"
+
+    now = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
+    later = JobStore(pipeline.table, config.STATUS_SHARDS, 1, clock=lambda: time.time() + 3600)
+    queue = JobQueue(pipeline.queue_url)
+
+    assert Sweeper(now, queue, grace_seconds=0).sweep(lambda: True).parents_finished == 0  # not due yet
+    assert Sweeper(later, queue, grace_seconds=0).sweep(lambda: True).parents_finished == 1
+    assert pipeline.job(parent_id)["status"] == "done"

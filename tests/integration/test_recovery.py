@@ -1,0 +1,207 @@
+"""Recovery and the lease: lost messages, crashed workers, stale writes, overlapping sweeps."""
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from lambdas import config
+from lambdas.handlers import worker
+from lambdas.models.job import JobStatus
+from lambdas.store.errors import StaleAttemptError
+from lambdas.store.jobs import JobStore
+from local_runtime.context import LambdaContext
+from tests.support.pipeline import Pipeline, fail_sends
+
+pytestmark = pytest.mark.usefixtures("test_types")
+
+
+def store(pipeline: Pipeline) -> JobStore:
+    return JobStore(pipeline.table, shards=config.STATUS_SHARDS, finished_ttl_days=1)
+
+
+def queued_ids(pipeline: Pipeline) -> list[str]:
+    return [json.loads(r["body"])["jobId"] for r in pipeline.receive(pipeline.queue_url)]
+
+
+def test_a_lost_send_message_is_repaired_by_recovery(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fail_sends()
+    job_id = pipeline.submit("test_echo", {"value": "durable"})
+    from lambdas.store import clients
+
+    clients.reset()  # the outage is over
+    assert pipeline.run_recovery()["requeuedPending"] == 0  # not overdue yet
+
+    monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
+    from lambdas.handlers import recovery
+
+    recovery._sweeper.cache_clear()
+    time.sleep(0.01)
+    assert pipeline.run_recovery()["requeuedPending"] == 1
+    pipeline.run_worker()
+
+    assert pipeline.job(job_id)["status"] == "done"
+
+
+def test_a_job_waiting_out_its_backoff_is_not_re_enqueued(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
+    monkeypatch.setattr("random.random", lambda: 1.0)  # backoff = base = 10 s
+    job_id = pipeline.submit("test_flaky", {"failTimes": 1})
+    pipeline.run_worker()
+    assert pipeline.job(job_id)["status"] == "pending"
+
+    time.sleep(0.01)
+    report = pipeline.run_recovery()
+
+    assert report["requeuedPending"] == 0
+    assert pipeline.receive(pipeline.queue_url) == []  # only the original message, still hidden
+
+
+def test_a_worker_that_died_mid_job_is_recovered(pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> None:
+    job_id = pipeline.submit("test_echo", {"value": "again"})
+    pipeline.receive(pipeline.queue_url)  # the doomed worker's receive: the message is now hidden
+    store(pipeline).claim(job_id, lease_seconds=1)  # ...and its claim; then it dies
+    assert pipeline.job(job_id)["status"] == "processing"
+
+    time.sleep(1.05)
+    report = pipeline.run_recovery()
+
+    assert report["requeuedExpired"] == 1
+    job = pipeline.job(job_id)
+    assert job["status"] == "pending"
+    assert job["lastError"] == "lease expired on attempt 1: the worker crashed or timed out"
+    pipeline.run_worker()
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"]) == ("done", 2)
+
+
+def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline) -> None:
+    from lambdas.lifecycle.recovery import Sweeper
+    from lambdas.store.queue import JobQueue
+
+    fail_sends()
+    ids = [pipeline.submit("test_echo", {}) for _ in range(12)]
+    from lambdas.store import clients
+
+    clients.reset()
+    time.sleep(0.01)
+    queue = JobQueue(pipeline.queue_url)
+    second = Sweeper(store(pipeline), queue, grace_seconds=0)
+    reports = []
+
+    def budget() -> bool:
+        # The first sweep has read its first page when the second sweep runs from start to end.
+        if not reports:
+            reports.append(second.sweep(lambda: True))
+        return True
+
+    first = Sweeper(store(pipeline), queue, grace_seconds=0).sweep(budget)
+
+    assert reports[0].requeued_pending == 12
+    assert first.requeued_pending == 0  # every job it had read was re-sent by the other sweep
+    sent: list[str] = []
+    while batch := queued_ids(pipeline):
+        sent += batch
+    assert sorted(sent) == sorted(ids)
+
+
+def test_recovery_pages_through_everything_overdue(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
+    fail_sends()
+    count = 230  # more than any page or fixed limit
+    for _ in range(count):
+        pipeline.submit("test_echo", {})
+    from lambdas.store import clients
+
+    clients.reset()
+    time.sleep(0.01)
+
+    assert pipeline.run_recovery()["requeuedPending"] == count
+
+
+def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline) -> None:
+    from lambdas.lifecycle.recovery import Sweeper
+    from lambdas.store.queue import JobQueue
+
+    fail_sends()
+    for _ in range(3):
+        pipeline.submit("test_echo", {})
+    from lambdas.store import clients
+
+    clients.reset()
+    time.sleep(0.01)
+    sweeper = Sweeper(store(pipeline), JobQueue(pipeline.queue_url), grace_seconds=0)
+    budget = iter([True, False])
+
+    first = sweeper.sweep(lambda: next(budget, False))
+    second = sweeper.sweep(lambda: True)
+
+    assert (first.requeued_pending, first.out_of_time) == (1, True)
+    assert (second.requeued_pending, second.out_of_time) == (2, False)
+
+
+def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline) -> None:
+    jobs = store(pipeline)
+    job_id = pipeline.submit("test_echo", {})
+    first = jobs.claim(job_id, lease_seconds=1)
+    time.sleep(1.05)
+    second = jobs.claim(job_id, lease_seconds=60)  # the lease ran out: a new attempt takes over
+    assert second.attempts == 2
+
+    with pytest.raises(StaleAttemptError):
+        jobs.complete(first, {"from": "attempt 1"})
+    with pytest.raises(StaleAttemptError):
+        jobs.retry(first, "late failure", 5)
+    with pytest.raises(StaleAttemptError):
+        jobs.fail(first, "late death")
+
+    jobs.complete(second, {"from": "attempt 2"})
+    final = jobs.get(job_id)
+    assert final is not None
+    assert (final.status, final.result) == (JobStatus.DONE, {"from": "attempt 2"})
+
+
+def test_a_worker_past_its_lease_loses_to_the_next_attempt(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(config.ENV_LEASE_SECONDS, "1")
+    job_id = pipeline.submit("test_sleep", {"seconds": 2.5})
+    records = pipeline.receive(pipeline.queue_url)
+    slow: list[dict[str, Any]] = []
+    thread = threading.Thread(
+        target=lambda: slow.append(
+            worker.handler({"Records": records}, LambdaContext(function_name="worker"))
+        )
+    )
+    thread.start()
+    time.sleep(1.5)  # the slow attempt's lease has expired; a duplicate message arrives
+    pipeline.sqs.send_message(QueueUrl=pipeline.queue_url, MessageBody=json.dumps({"jobId": job_id}))
+    pipeline.run_worker()
+    thread.join()
+
+    assert slow == [{"batchItemFailures": []}]  # the stale attempt's message is simply dropped
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"]) == ("done", 2)
+
+
+def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline) -> None:
+    job_id = pipeline.submit("test_echo", {}, maxAttempts=1)
+    pipeline.receive(pipeline.queue_url)
+    store(pipeline).claim(job_id, lease_seconds=1)
+    time.sleep(1.05)
+    pipeline.run_recovery()
+
+    pipeline.drain()
+
+    job = pipeline.job(job_id)
+    assert job["status"] == "dead"
+    assert job["lastError"].startswith("no attempts left after 1")
+    assert len(pipeline.alerts()) == 1

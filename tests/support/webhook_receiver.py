@@ -1,0 +1,87 @@
+"""A real HTTP server on 127.0.0.1 that plays webhook receivers: it records every request and answers
+from a script per path (status, headers, body, delay), then 200 once the script runs out."""
+
+import http.server
+import ssl
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b"ok"
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+
+class Receiver:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.requests: list[Received] = []
+        self._scripts: dict[str, list[Reply]] = defaultdict(list)
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(length)
+                reply = receiver._record(Received(self.path, dict(self.headers.items()), body, time.time()))
+                if reply.delay:
+                    time.sleep(reply.delay)
+                try:
+                    self.send_response(reply.status)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "Receiver":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def url(self, path: str, host: str = "127.0.0.1", scheme: str = "http") -> str:
+        return f"{scheme}://{host}:{self.port}{path}"
+
+    def script(self, path: str, *replies: Reply) -> None:
+        with self._lock:
+            self._scripts[path].extend(replies)
+
+    def _record(self, received: Received) -> Reply:
+        with self._lock:
+            self.requests.append(received)
+            script = self._scripts.get(received.path)
+            return script.pop(0) if script else Reply()
+
+    def to(self, path: str) -> list[Received]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]

@@ -1,0 +1,64 @@
+"""The uploads key layout: what a `process_file` job may name."""
+
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from lambdas.jobs.types.process_file import ProcessFilePayload
+from lambdas.store.uploads import is_upload_key, new_upload_key, result_key, safe_filename
+
+
+@pytest.mark.parametrize(
+    ("given", "safe"),
+    [
+        ("photo.jpg", "photo.jpg"),
+        ("My Holiday (1).JPG", "My_Holiday_1_.JPG"),
+        ("../../etc/passwd", "passwd"),
+        ("C:\\Users\\ada\\report.pdf", "report.pdf"),
+        (".bashrc", "bashrc"),
+        ("...", "file"),
+        ("", "file"),
+        ("фото.png", "_.png"),
+        ("a" * 300 + ".jpeg", "a" * 95 + ".jpeg"),
+    ],
+)
+def test_safe_filename(given, safe):
+    assert safe_filename(given) == safe
+
+
+def test_new_keys_have_the_upload_shape():
+    key = new_upload_key("../evil name.png")
+    assert re.fullmatch(r"uploads/[0-9a-f-]{36}/evil_name\.png", key)
+    assert is_upload_key(key)
+    ProcessFilePayload(key=key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "results/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/thumb-128.png",
+        "uploads/not-a-uuid/photo.jpg",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/../../secrets.txt",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/.hidden",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/a/b.jpg",
+        "s3://other-bucket/uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg",
+        "/uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/",
+    ],
+)
+def test_other_keys_are_refused(key):
+    assert not is_upload_key(key)
+    with pytest.raises(ValidationError):
+        ProcessFilePayload(key=key)
+
+
+def test_no_bucket_can_be_named():
+    with pytest.raises(ValidationError):
+        ProcessFilePayload.model_validate(
+            {"key": "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg", "bucket": "someone-elses"}
+        )
+
+
+def test_results_live_under_the_job():
+    assert result_key("job-1", "thumb-128.png") == "results/job-1/thumb-128.png"

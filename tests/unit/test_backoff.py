@@ -1,0 +1,31 @@
+"""Retry delays: exponential window, full jitter inside it, a cap, and Retry-After as a floor."""
+
+import pytest
+
+from lambdas.lifecycle.backoff import retry_delay
+from lambdas.store.queue import MAX_VISIBILITY_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("attempt", "window"), [(1, 10), (2, 20), (3, 40), (4, 80), (5, 160), (6, 300), (9, 300)]
+)
+def test_the_window_doubles_per_attempt_up_to_the_cap(attempt: int, window: int) -> None:
+    assert retry_delay(attempt, 10, 300, rng=lambda: 1.0) == window
+
+
+def test_full_jitter_spreads_delays_over_the_whole_window() -> None:
+    assert retry_delay(3, 10, 300, rng=lambda: 0.0) == 0
+    assert retry_delay(3, 10, 300, rng=lambda: 0.25) == 10
+    delays = {retry_delay(3, 10, 300) for _ in range(500)}
+    assert min(delays) < 10
+    assert max(delays) > 30
+    assert all(0 <= d <= 40 for d in delays)
+
+
+def test_retry_after_is_a_floor_not_a_replacement() -> None:
+    assert retry_delay(1, 10, 300, retry_after=120, rng=lambda: 0.1) == 120
+    assert retry_delay(6, 10, 300, retry_after=5, rng=lambda: 1.0) == 300
+
+
+def test_no_delay_exceeds_what_sqs_accepts() -> None:
+    assert retry_delay(1, 10, 300, retry_after=10**9) == MAX_VISIBILITY_SECONDS

@@ -1,0 +1,45 @@
+"""Cold starts stay lean: each function imports only what it needs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import json, sys
+import {module}
+{after}
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def modules_after_import(module: str, after: str = "") -> set[str]:
+    # A fresh interpreter: what this test process already imported must not count.
+    output = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module, after=after)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={"PATH": "", "POWERTOOLS_TRACE_DISABLED": "true", "AWS_DEFAULT_REGION": "us-east-1"},
+    ).stdout
+    return set(json.loads(output.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
+def test_dead_letter_and_recovery_never_load_the_api_models_or_the_job_types(handler: str) -> None:
+    loaded = modules_after_import(handler)
+    assert "lambdas.models.api" not in loaded
+    assert not any(name.startswith("lambdas.jobs") for name in loaded)
+    assert "aws_lambda_powertools.event_handler" not in loaded
+    assert "PIL" not in loaded
+
+
+def test_the_worker_loads_job_types_but_not_their_heavy_dependencies() -> None:
+    loaded = modules_after_import(
+        "lambdas.handlers.worker",
+        "from lambdas.jobs.types import register_builtin_types; register_builtin_types()",
+    )
+    assert "lambdas.jobs.types.process_file" in loaded
+    assert "PIL" not in loaded
+    assert "lambdas.models.api" not in loaded
