@@ -17,10 +17,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
+from lambdas.jobs.base import InvalidPayloadError
 from lambdas.jobs.types import register_builtin_types
 from lambdas.lifecycle.submit import (
     IdempotencyConflictError,
-    PayloadInvalidError,
     UnknownJobTypeError,
     submit,
 )
@@ -231,8 +231,8 @@ def _unknown_type(error: UnknownJobTypeError) -> Response[Any]:
     return _error(422, "unknown_job_type", str(error))
 
 
-@app.exception_handler(PayloadInvalidError)
-def _invalid_payload(error: PayloadInvalidError) -> Response[Any]:
+@app.exception_handler(InvalidPayloadError)
+def _invalid_payload(error: InvalidPayloadError) -> Response[Any]:
     return _error(422, "invalid_payload", str(error), error.details)
 
 
