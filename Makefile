@@ -7,6 +7,8 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export AWS_CDK_DISABLE_NOTICES := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export PYTHONDONTWRITEBYTECODE := 1
+# No AWS calls at synth: keep the CDK CLI from probing instance metadata for credentials.
+export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi
 

@@ -124,7 +124,8 @@ class Functions(Construct):
                 **jobs_table_env,
                 config.ENV_QUEUE_URL: queues.main.queue_url,
                 config.ENV_UPLOADS_BUCKET: uploads.bucket_name,
-                # A fan-out's endpoints are checked against the webhook policy at submission too.
+                # Submission applies the same webhook URL policy and file size limit as the worker.
+                config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
                 config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
             },
         )

@@ -17,10 +17,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
+from lambdas.jobs.base import InvalidPayloadError
 from lambdas.jobs.types import register_builtin_types
 from lambdas.lifecycle.submit import (
     IdempotencyConflictError,
-    PayloadInvalidError,
     UnknownJobTypeError,
     submit,
 )
@@ -34,9 +34,11 @@ from lambdas.models.api import (
 )
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import ApiSettings
+from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse, uploads_settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.jobs import JobStore, iso_time
 from lambdas.store.queue import JobQueue
+from lambdas.store.uploads import Uploads
 
 
 class PayloadTooLargeError(ValueError):
@@ -168,6 +170,32 @@ def get_job(job_id: Annotated[str, Path(alias="jobId", min_length=1, max_length=
     return _view(job)
 
 
+@app.post(
+    "/uploads",
+    summary="Get an upload URL",
+    description=(
+        "Returns a presigned URL to PUT one file to, and its key. Once the upload is done, submit a "
+        '`process_file` job with `{"key": ...}`.'
+    ),
+    responses={
+        201: {"description": "Created", "content": {"application/json": {"model": CreateUploadResponse}}},
+        400: _error_doc("Malformed JSON, or a request that does not match the schema."),
+        403: _error_doc("Missing or invalid API key (answered by API Gateway)."),
+    },
+)
+def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
+    settings = uploads_settings()
+    ticket = Uploads(settings.uploads_bucket).presign_put(request.filename, request.content_type)
+    body = CreateUploadResponse(
+        key=ticket.key,
+        url=ticket.url,
+        headers=ticket.headers,
+        expires_at=ticket.expires_at,
+        max_bytes=settings.max_file_bytes,
+    )
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=body)
+
+
 def _error(
     status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
 ) -> Response[Any]:
@@ -203,8 +231,8 @@ def _unknown_type(error: UnknownJobTypeError) -> Response[Any]:
     return _error(422, "unknown_job_type", str(error))
 
 
-@app.exception_handler(PayloadInvalidError)
-def _invalid_payload(error: PayloadInvalidError) -> Response[Any]:
+@app.exception_handler(InvalidPayloadError)
+def _invalid_payload(error: InvalidPayloadError) -> Response[Any]:
     return _error(422, "invalid_payload", str(error), error.details)
 
 

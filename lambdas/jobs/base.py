@@ -35,7 +35,11 @@ class RetryableJobError(JobError):
 
 
 class InvalidPayloadError(JobError):
-    """Raised by a type's submit-time check: the API answers 422 with this message."""
+    """The payload cannot be accepted: the API answers 422 with this message (and `details`, if any)."""
+
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 @dataclass(frozen=True)

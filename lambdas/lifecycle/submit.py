@@ -31,12 +31,6 @@ class UnknownJobTypeError(LookupError):
     pass
 
 
-class PayloadInvalidError(ValueError):
-    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(message)
-        self.details = details
-
-
 class IdempotencyConflictError(Exception):
     """The Idempotency-Key was used before with a different request body."""
 
@@ -67,12 +61,9 @@ def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
             {"loc": ["payload", *error_item["loc"]], "msg": error_item["msg"], "type": error_item["type"]}
             for error_item in error.errors(include_url=False, include_input=False)
         ]
-        raise PayloadInvalidError(f"payload is not a valid {request.type} payload", details) from None
+        raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
     if job_type.check_submission is not None:
-        try:
-            job_type.check_submission(payload)
-        except InvalidPayloadError as error:
-            raise PayloadInvalidError(str(error)) from None
+        job_type.check_submission(payload)
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

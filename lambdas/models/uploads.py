@@ -4,11 +4,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
-from lambdas.jobs.settings import TypeSettings
+from lambdas.jobs.settings import TypeSettings, cached
 
 
 class UploadsSettings(TypeSettings):
     uploads_bucket: str = Field(alias=config.ENV_UPLOADS_BUCKET, min_length=1)
+    max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
+
+
+uploads_settings = cached(UploadsSettings)
 
 
 class _Wire(BaseModel):

@@ -20,13 +20,9 @@ from botocore.exceptions import ClientError
 from lambdas import config
 from lambdas.store.clients import client
 
-UPLOAD_PREFIX = "uploads/"
-RESULT_PREFIX = "results/"
 MAX_FILENAME_CHARS = 100
-UPLOAD_KEY_PATTERN = (
-    r"^uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/"
-    r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
-)
+_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+UPLOAD_KEY_PATTERN = "^" + re.escape(config.UPLOADS_PREFIX) + _UUID4 + r"/[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
 _UPLOAD_KEY = re.compile(UPLOAD_KEY_PATTERN)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CHUNK_BYTES = 256 * 1024
@@ -74,7 +70,7 @@ def safe_filename(name: str) -> str:
 
 
 def new_upload_key(filename: str) -> str:
-    return f"{UPLOAD_PREFIX}{uuid.uuid4()}/{safe_filename(filename)}"
+    return f"{config.UPLOADS_PREFIX}{uuid.uuid4()}/{safe_filename(filename)}"
 
 
 def is_upload_key(key: str) -> bool:
@@ -82,7 +78,7 @@ def is_upload_key(key: str) -> bool:
 
 
 def result_key(job_id: str, name: str) -> str:
-    return f"{RESULT_PREFIX}{job_id}/{name}"
+    return f"{config.RESULTS_PREFIX}{job_id}/{name}"
 
 
 class Uploads:

@@ -1,5 +1,5 @@
-"""Fixtures for the stack's tests: the default template (as a dict and as an assertions.Template), and
-one template synthesized with every context key overridden. Each is synthesized once per session."""
+"""Fixtures for the stack's tests, next to `template` (tests/conftest.py): that template as an
+assertions.Template, and one synthesized with every context key overridden (once per session)."""
 
 from typing import Any
 
@@ -22,13 +22,6 @@ CUSTOM_CONTEXT: dict[str, Any] = {
     "apiQuotaPerDay": 5000,
     "allowHttpWebhooks": "true",
 }
-
-
-@pytest.fixture(scope="session")
-def template() -> dict[str, Any]:
-    from infra.synth import synthesize
-
-    return synthesize()
 
 
 @pytest.fixture(scope="session")

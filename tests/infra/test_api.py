@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
 from lambdas import config
 from tests.infra.cfn import function, only, render, resources
@@ -177,13 +177,17 @@ def test_api_limits_come_from_context(custom_template: dict[str, Any]) -> None:
     assert settings["ThrottlingBurstLimit"] == CUSTOM_CONTEXT["apiBurstLimit"]
 
 
-def test_api_is_regional(cfn: Template) -> None:
+def test_api_is_regional_and_invoked_only_through_its_routes(cfn: Template) -> None:
     cfn.has_resource_properties(
         "AWS::ApiGateway::RestApi",
         {"EndpointConfiguration": {"Types": ["REGIONAL"]}, "ApiKeySourceType": "HEADER"},
     )
+    # No account-wide CloudWatch role: the stack does not own that setting.
     cfn.resource_count_is("AWS::ApiGateway::Account", 0)
-    cfn.has_resource_properties("AWS::Lambda::Permission", {"Principal": "apigateway.amazonaws.com"})
-    cfn.has_resource_properties(
-        "AWS::Lambda::Permission", Match.object_like({"SourceArn": Match.any_value()})
+    # One invoke permission per route, for the deployed stage only (no test-invoke permissions).
+    permissions = cfn.find_resources(
+        "AWS::Lambda::Permission", {"Properties": {"Principal": "apigateway.amazonaws.com"}}
     )
+    assert len(permissions) == 3
+    for permission in permissions.values():
+        assert "/test-invoke-stage/" not in render(permission["Properties"]["SourceArn"])

@@ -80,6 +80,7 @@ def test_api_environment(template: dict[str, Any]) -> None:
     assert set(env) == POWERTOOLS | JOBS_TABLE | {
         config.ENV_QUEUE_URL,
         config.ENV_UPLOADS_BUCKET,
+        config.ENV_MAX_FILE_BYTES,
         config.ENV_ALLOW_HTTP_WEBHOOKS,
     }
     assert render(env[config.ENV_JOBS_TABLE]).startswith("Ref(TablesJobsTable")
@@ -87,6 +88,11 @@ def test_api_environment(template: dict[str, Any]) -> None:
     assert render(env[config.ENV_UPLOADS_BUCKET]).startswith("Ref(StorageUploadsBucket")
     assert env[config.ENV_STATUS_SHARDS] == str(config.STATUS_SHARDS)
     assert env[config.ENV_FINISHED_TTL_DAYS] == str(config.FINISHED_TTL_DAYS)
+    # The submission checks apply the worker's limits: an http:// webhook refused at submission but
+    # allowed at delivery (or the reverse) would make allowHttpWebhooks half work.
+    worker = _env(template, "worker")
+    assert env[config.ENV_MAX_FILE_BYTES] == worker[config.ENV_MAX_FILE_BYTES]
+    assert env[config.ENV_ALLOW_HTTP_WEBHOOKS] == worker[config.ENV_ALLOW_HTTP_WEBHOOKS] == "false"
 
 
 def test_worker_environment(template: dict[str, Any]) -> None:
@@ -126,6 +132,7 @@ def test_worker_environment_follows_context(custom_template: dict[str, Any]) -> 
     assert env[config.ENV_BACKOFF_CAP_SECONDS] == str(CUSTOM_CONTEXT["backoffCapSeconds"])
     assert env[config.ENV_THUMBNAIL_SIZES] == "64,256,1024"
     assert env[config.ENV_ALLOW_HTTP_WEBHOOKS] == "true"
+    assert _env(custom_template, "api")[config.ENV_ALLOW_HTTP_WEBHOOKS] == "true"
 
 
 def test_dead_letter_environment(template: dict[str, Any]) -> None:

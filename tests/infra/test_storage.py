@@ -3,54 +3,90 @@
 from typing import Any
 
 import pytest
+from aws_cdk.assertions import Match, Template
 
 from lambdas.store import schema
-from tests.infra.cfn import logical_id, only, resources
+from tests.infra.cfn import logical_id, resources
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
 
-def _table(template: dict[str, Any], name: str) -> dict[str, Any]:
-    return template["Resources"][logical_id(template, "AWS::DynamoDB::Table", name)]
+def test_tables_are_on_demand_recoverable_encrypted_and_retained(cfn: Template) -> None:
+    tables = cfn.find_resources(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "BillingMode": "PAY_PER_REQUEST",
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                "SSESpecification": {"SSEEnabled": True},
+                "TableName": Match.absent(),
+            },
+        },
+    )
+    assert len(tables) == 2
 
 
-def _keys(key_schema: list[dict[str, str]]) -> dict[str, str]:
-    return {k["KeyType"]: k["AttributeName"] for k in key_schema}
+def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:
+    cfn.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "KeySchema": [{"AttributeName": schema.JOBS_PK, "KeyType": "HASH"}],
+            "AttributeDefinitions": Match.array_equals(
+                [
+                    {"AttributeName": schema.JOBS_PK, "AttributeType": "S"},
+                    {"AttributeName": schema.STATUS_INDEX_PK, "AttributeType": "S"},
+                    {"AttributeName": schema.STATUS_INDEX_SK, "AttributeType": "N"},
+                ]
+            ),
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": schema.STATUS_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": schema.STATUS_INDEX_PK, "KeyType": "HASH"},
+                        {"AttributeName": schema.STATUS_INDEX_SK, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            "TimeToLiveSpecification": {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True},
+        },
+    )
 
 
-@pytest.mark.parametrize("name", ["JobsTable", "DeliveriesTable"])
-def test_table_is_on_demand_recoverable_encrypted_and_retained(template: dict[str, Any], name: str) -> None:
-    table = _table(template, name)
-    props = table["Properties"]
-    assert props["BillingMode"] == "PAY_PER_REQUEST"
-    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
-    assert props["SSESpecification"]["SSEEnabled"] is True
-    assert table["DeletionPolicy"] == "Retain"
-    assert table["UpdateReplacePolicy"] == "Retain"
-    assert "TableName" not in props
-
-
-def test_jobs_table_keys_index_and_ttl(template: dict[str, Any]) -> None:
-    props = _table(template, "JobsTable")["Properties"]
-    assert _keys(props["KeySchema"]) == {"HASH": schema.JOBS_PK}
-    assert props["TimeToLiveSpecification"] == {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True}
-    (index,) = props["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == schema.STATUS_INDEX
-    assert _keys(index["KeySchema"]) == {"HASH": schema.STATUS_INDEX_PK, "RANGE": schema.STATUS_INDEX_SK}
-    assert index["Projection"] == {"ProjectionType": "ALL"}
-    types = {a["AttributeName"]: a["AttributeType"] for a in props["AttributeDefinitions"]}
-    assert types == {schema.JOBS_PK: "S", schema.STATUS_INDEX_PK: "S", schema.STATUS_INDEX_SK: "N"}
-
-
-def test_deliveries_table_keys_and_index(template: dict[str, Any]) -> None:
-    props = _table(template, "DeliveriesTable")["Properties"]
-    assert _keys(props["KeySchema"]) == {"HASH": schema.DELIVERIES_PK, "RANGE": schema.DELIVERIES_SK}
-    (index,) = props["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == schema.ENDPOINT_INDEX
-    assert _keys(index["KeySchema"]) == {"HASH": schema.ENDPOINT_INDEX_PK, "RANGE": schema.ENDPOINT_INDEX_SK}
-    types = {a["AttributeName"]: a["AttributeType"] for a in props["AttributeDefinitions"]}
-    assert set(types.values()) == {"S"}
-    assert "TimeToLiveSpecification" not in props
+def test_deliveries_table_keys_and_index(cfn: Template) -> None:
+    cfn.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "KeySchema": [
+                {"AttributeName": schema.DELIVERIES_PK, "KeyType": "HASH"},
+                {"AttributeName": schema.DELIVERIES_SK, "KeyType": "RANGE"},
+            ],
+            "AttributeDefinitions": Match.array_equals(
+                [
+                    {"AttributeName": name, "AttributeType": "S"}
+                    for name in (
+                        schema.DELIVERIES_PK,
+                        schema.DELIVERIES_SK,
+                        schema.ENDPOINT_INDEX_PK,
+                        schema.ENDPOINT_INDEX_SK,
+                    )
+                ]
+            ),
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": schema.ENDPOINT_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": schema.ENDPOINT_INDEX_PK, "KeyType": "HASH"},
+                        {"AttributeName": schema.ENDPOINT_INDEX_SK, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            "TimeToLiveSpecification": Match.absent(),
+        },
+    )
 
 
 def _bucket(template: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
@@ -103,10 +139,15 @@ def test_uploads_bucket_logs_access_to_the_log_bucket(template: dict[str, Any]) 
     assert uploads["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": logs_id}
 
 
-def test_webhook_secret_is_generated_without_punctuation(template: dict[str, Any]) -> None:
-    _, secret = only(template, "AWS::SecretsManager::Secret")
-    generated = secret["Properties"]["GenerateSecretString"]
-    assert generated["ExcludePunctuation"] is True
-    assert generated["PasswordLength"] >= 32
-    assert "SecretString" not in secret["Properties"]
-    assert "Name" not in secret["Properties"]
+def test_webhook_secret_is_generated_without_punctuation(cfn: Template) -> None:
+    cfn.resource_count_is("AWS::SecretsManager::Secret", 1)
+    cfn.has_resource_properties(
+        "AWS::SecretsManager::Secret",
+        {
+            "GenerateSecretString": {"ExcludePunctuation": True, "PasswordLength": Match.any_value()},
+            "SecretString": Match.absent(),
+            "Name": Match.absent(),
+        },
+    )
+    (secret,) = cfn.find_resources("AWS::SecretsManager::Secret").values()
+    assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 32

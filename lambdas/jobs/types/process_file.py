@@ -42,7 +42,6 @@ MAX_THUMBNAIL = 4096
 
 class FileSettings(UploadsSettings):
     thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
-    max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
 
     @field_validator("thumbnail_sizes", mode="before")
     @classmethod

@@ -21,12 +21,12 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas import config
-from lambdas.jobs import ssrf, webhook_http, webhook_signing
+from lambdas.jobs import ssrf, webhook_signing
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
 from lambdas.jobs.settings import TypeSettings, cached, forget_on_reset
 from lambdas.models.settings import JobsTableSettings
@@ -34,6 +34,9 @@ from lambdas.observability import logger
 from lambdas.store.clients import client
 from lambdas.store.deliveries import DeliveryAttempt, DeliveryLog
 from lambdas.store.jobs import JobStore
+
+if TYPE_CHECKING:
+    from lambdas.jobs.webhook_http import HttpOutcome
 
 DELIVERY_TYPE = "webhook_delivery"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
@@ -124,6 +127,10 @@ forget_on_reset(_secret)
 
 
 def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
+    # `requests` is imported here, not at module level: the API function imports this module (through
+    # the registry) but never delivers anything.
+    from lambdas.jobs import webhook_http
+
     if context.parent_id is None:
         raise PermanentJobError("a webhook delivery must belong to a fan-out")
     settings = delivery_settings()
@@ -169,7 +176,7 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
     raise PermanentJobError(f"endpoint refused the delivery: {description}")
 
 
-def classify(outcome: webhook_http.HttpOutcome) -> str:
+def classify(outcome: "HttpOutcome") -> str:
     """`delivered`, `gone`, `retry` or `permanent`, from what came back."""
     status = outcome.status
     if status is None:
@@ -206,6 +213,8 @@ def _timeouts(context: JobContext) -> tuple[float, float]:
     budget = (context.remaining_ms() - _RESERVED_MS) / 1000
     if budget < 1:
         raise RetryableJobError("not enough time left in this invocation to deliver")
+    from lambdas.jobs import webhook_http
+
     connect = min(webhook_http.CONNECT_TIMEOUT_SECONDS, budget / 2)
     return connect, min(webhook_http.READ_TIMEOUT_SECONDS, budget - connect)
 

@@ -119,7 +119,7 @@ def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
     if unsent:
         # They are stored as pending; the recovery sweep sends them when they are overdue.
         logger.warning("some delivery messages were not accepted by SQS", unsent=len(unsent))
-    logger.info("fan-out children written", children=len(children), newChildren=len(created))
+    logger.info("fan-out children written", childrenTotal=len(children), childrenNew=len(created))
     return AwaitChildren(
         total=len(children),
         result={"eventType": payload.event_type, "deliveries": len(children)},

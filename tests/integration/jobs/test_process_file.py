@@ -150,3 +150,17 @@ def test_nothing_uploaded_yet(stack):
 
 def test_submission_accepts_an_uploaded_file(stack):
     process_file.check_submission(ProcessFilePayload(key=upload(stack, "tiny.png")))
+
+
+def test_the_documented_example_type_runs_through_the_pipeline(stack, monkeypatch, tmp_path):
+    from lambdas.jobs.types import register_builtin_types
+    from tests.support.doc_example import install_example_type
+
+    name = install_example_type(monkeypatch, tmp_path)
+    register_builtin_types()
+    key = upload(stack, "notes.txt")
+    job_id = stack.pipeline.submit(name, {"key": key})
+    stack.pipeline.drain()
+    job = stack.pipeline.job(job_id)
+    assert job["status"] == "done"
+    assert job["result"] == {"bytes": (ASSETS / "notes.txt").stat().st_size, "lines": 1, "words": 8}

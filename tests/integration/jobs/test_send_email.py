@@ -10,7 +10,6 @@ from lambdas.jobs.base import JobContext, PermanentJobError, RetryableJobError
 from lambdas.jobs.types import send_email
 from lambdas.jobs.types.send_email import SendEmailPayload
 from lambdas.store import clients
-from tests.integration.jobs.conftest import SENDER
 
 CONTEXT = JobContext(job_id="job-1", job_type="send_email", attempt=1, max_attempts=5)
 
@@ -34,7 +33,7 @@ def test_sends_from_the_stack_sender_and_records_the_message_id(stack):
 
     [message] = sent_messages()
     assert result == {"messageId": message.id, "recipients": 2}
-    assert message.source == SENDER
+    assert message.source == stack.sender
     assert message.destinations["ToAddresses"] == ["ada@example.com", "grace@example.org"]
     assert message.subject == "Invoice in_42 paid"
     assert message.body == "<p>Thanks!</p>"

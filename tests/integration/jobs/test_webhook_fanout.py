@@ -1,0 +1,178 @@
+"""webhook_fanout end to end in-process: API -> worker -> one child per endpoint -> a loopback receiver.
+
+The big case is the one the issue names: 200 endpoints, 10% failing twice before they accept, 5%
+answering 410. Every endpoint must end delivered or dead exactly once, none may be sent the event again
+after it accepted it, and the delivery log must hold every attempt.
+"""
+
+from collections import Counter
+
+import boto3
+import pytest
+
+from lambdas.jobs.base import JobContext
+from lambdas.jobs.types import webhook_fanout
+from lambdas.jobs.types.webhook_delivery import delivery_id
+from lambdas.jobs.types.webhook_fanout import WebhookFanoutPayload
+from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.jobs import JobStore
+from tests.support.webhook_receiver import Reply
+
+pytestmark = pytest.mark.usefixtures("loopback_webhooks")
+
+
+def endpoints(receiver, count: int) -> list[dict[str, str]]:
+    return [{"id": f"ep-{i:03d}", "url": receiver.url(f"/ep/{i:03d}")} for i in range(count)]
+
+
+@pytest.mark.slow
+def test_fan_out_to_200_endpoints_with_flaky_and_gone_receivers(stack, receiver):
+    # given: 20 endpoints fail twice (503, then 500 with Retry-After), 10 answer 410, the rest accept
+    targets = endpoints(receiver, 200)
+    flaky = {t["id"] for i, t in enumerate(targets) if i % 10 == 3}
+    gone = {t["id"] for i, t in enumerate(targets) if i % 20 == 7}
+    for target in targets:
+        path = target["url"].split(str(receiver.port), 1)[1]
+        if target["id"] in flaky:
+            receiver.script(path, Reply(503), Reply(500, headers={"Retry-After": "1"}))
+        elif target["id"] in gone:
+            receiver.script(path, Reply(410, body=b"endpoint removed"))
+    assert (len(flaky), len(gone)) == (20, 10)
+
+    # when
+    fanout_id = stack.pipeline.submit(
+        "webhook_fanout",
+        {"eventType": "order.shipped", "data": {"orderId": "o-1", "items": 3}, "endpoints": targets},
+    )
+    stack.pipeline.drain(rounds=200)
+
+    # then: the fan-out finished, with exact counts
+    fanout = stack.pipeline.job(fanout_id)
+    assert fanout["status"] == "done"
+    assert fanout["children"] == {"total": 200, "pending": 0, "done": 190, "dead": 10}
+
+    # every endpoint ended once: delivered, or dead because it is gone
+    store = JobStore(stack.jobs_table, 8, 30)
+    children = {t["id"]: store.get(delivery_id(fanout_id, t["id"])) for t in targets}
+    assert Counter(child.status.value for child in children.values()) == {"done": 190, "dead": 10}
+    assert {ep for ep, child in children.items() if child.status.value == "dead"} == gone
+    assert all(children[ep].attempts == 3 for ep in flaky)
+
+    # the receiver saw each event exactly as often as the script says, never again after a 2xx or 410
+    per_path = Counter(r.path for r in receiver.requests)
+    for target in targets:
+        path = target["url"].split(str(receiver.port), 1)[1]
+        assert per_path[path] == (3 if target["id"] in flaky else 1), target["id"]
+    assert len({r.headers["webhook-id"] for r in receiver.requests}) == 200
+
+    # the log holds every attempt, by fan-out and by endpoint
+    log = DeliveryLog(stack.deliveries_table)
+    attempts = log.for_fanout(fanout_id)
+    assert len(attempts) == 170 + 20 * 3 + 10
+    by_endpoint = {}
+    for attempt in attempts:
+        by_endpoint.setdefault(attempt.endpoint_id, []).append(
+            (attempt.attempt, attempt.http_status, attempt.outcome)
+        )
+    for ep in flaky:
+        assert by_endpoint[ep] == [(1, 503, "retry"), (2, 500, "retry"), (3, 200, "delivered")]
+    for ep in gone:
+        assert by_endpoint[ep] == [(1, 410, "failed")]
+    assert [(a.attempt, a.http_status) for a in log.for_endpoint(sorted(flaky)[0])] == [
+        (3, 200),
+        (2, 500),
+        (1, 503),
+    ]
+
+
+def test_each_delivery_is_signed_and_verifiable(stack, receiver):
+    from standardwebhooks import Webhook
+
+    fanout_id = stack.pipeline.submit(
+        "webhook_fanout",
+        {"eventType": "user.created", "data": {"id": "u1"}, "endpoints": endpoints(receiver, 3)},
+    )
+    stack.pipeline.drain()
+    verifier = Webhook("whsec_" + stack.secret)
+    for request in receiver.requests:
+        assert verifier.verify(request.body, request.headers)["data"] == {"id": "u1"}
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {
+        delivery_id(fanout_id, f"ep-{i:03d}") for i in range(3)
+    }
+
+
+def test_running_the_fan_out_again_creates_no_second_child(stack, receiver):
+    # A fan-out that crashed after writing its children runs again: same children, no new messages.
+    payload = WebhookFanoutPayload.model_validate(
+        {"eventType": "e", "data": {}, "endpoints": endpoints(receiver, 30)}
+    )
+    context = JobContext(job_id="fanout-x", job_type="webhook_fanout", attempt=1, max_attempts=4)
+    first = webhook_fanout.run(payload, context)
+    second = webhook_fanout.run(payload, JobContext(**{**context.__dict__, "attempt": 2}))
+
+    assert first.total == second.total == 30
+    sqs = boto3.client("sqs")
+    queued = int(
+        sqs.get_queue_attributes(
+            QueueUrl=stack.pipeline.queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]["ApproximateNumberOfMessages"]
+    )
+    assert queued == 30
+    store = JobStore(stack.jobs_table, 8, 30)
+    child = store.get(delivery_id("fanout-x", "ep-007"))
+    assert child.parent_id == "fanout-x"
+    assert child.payload == {"endpointId": "ep-007", "url": receiver.url("/ep/007")}
+    assert child.max_attempts == 4
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.8/hook",
+        "http://[::ffff:127.0.0.1]/",
+        "ftp://x.test/",
+    ],
+)
+def test_refused_endpoints_are_a_422_at_submission(stack, url):
+    response = stack.pipeline.request(
+        "POST",
+        "/jobs",
+        {
+            "type": "webhook_fanout",
+            "payload": {"eventType": "e", "data": {}, "endpoints": [{"id": "a", "url": url}]},
+        },
+    )
+    assert response.status == 422
+    assert response.body["error"]["code"] == "invalid_payload"
+    assert "endpoints[0] (a)" in response.body["error"]["message"]
+
+
+def test_delivery_jobs_cannot_be_submitted_directly(stack, receiver):
+    response = stack.pipeline.request(
+        "POST",
+        "/jobs",
+        {"type": "webhook_delivery", "payload": {"endpointId": "a", "url": receiver.url("/")}},
+    )
+    assert response.status == 422
+    assert response.body["error"]["code"] == "unknown_job_type"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"eventType": "e", "data": {}, "endpoints": []},
+        {"eventType": "e", "data": {}, "endpoints": [{"id": "a", "url": "https://x.test/"}] * 2},
+        {
+            "eventType": "e",
+            "data": {},
+            "endpoints": [{"id": f"{i}", "url": "https://x.test/"} for i in range(1001)],
+        },
+        {"eventType": "has spaces", "data": {}, "endpoints": [{"id": "a", "url": "https://x.test/"}]},
+        {"eventType": "e", "data": [1, 2], "endpoints": [{"id": "a", "url": "https://x.test/"}]},
+        {"eventType": "e", "data": {}, "endpoints": [{"id": "a", "url": "https://x.test/", "secret": "s"}]},
+    ],
+)
+def test_malformed_fan_outs_are_a_422(stack, payload):
+    response = stack.pipeline.request("POST", "/jobs", {"type": "webhook_fanout", "payload": payload})
+    assert response.status == 422
