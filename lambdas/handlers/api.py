@@ -261,7 +261,18 @@ def _internal(_: Exception) -> Response[Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return app.resolve(_json_only(event), context)
+
+
+def _json_only(event: dict[str, Any]) -> dict[str, Any]:
+    """Every body this API takes is JSON, whatever Content-Type the client sent (curl's -d says form)."""
+    if not event.get("body"):
+        return event
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+    headers["Content-Type"] = "application/json"
+    multi["Content-Type"] = ["application/json"]
+    return {**event, "headers": headers, "multiValueHeaders": multi}
 
 
 def openapi_document() -> str:

@@ -152,3 +152,15 @@ def test_test_job_types_are_not_part_of_the_deployed_api(pipeline: Pipeline) -> 
     response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {}})
     assert response.status == 422
     assert response.body["error"]["code"] == "unknown_job_type"
+
+
+def test_a_body_sent_without_a_json_content_type_is_still_read_as_json(pipeline: Pipeline) -> None:
+    # curl -d without -H content-type sends application/x-www-form-urlencoded.
+    response = pipeline.request(
+        "POST",
+        "/jobs",
+        {"type": "test_echo", "payload": {"value": "form?"}},
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status == 202
+    assert pipeline.job(response.body["jobId"])["type"] == "test_echo"
