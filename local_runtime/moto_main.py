@@ -25,7 +25,8 @@ _ITEM_OPERATIONS = (
 )
 
 
-def serialise_item_operations() -> None:
+def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Wrap moto's DynamoDB item operations in one lock (the in-process tests pass monkeypatch's setattr)."""
     lock = threading.RLock()
 
     def locked(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -38,7 +39,7 @@ def serialise_item_operations() -> None:
 
     for name in _ITEM_OPERATIONS:
         if hasattr(DynamoDBBackend, name):
-            setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
+            set_attribute(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
 
 
 if __name__ == "__main__":

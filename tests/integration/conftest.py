@@ -1,16 +1,14 @@
 """Integration layer: handlers called in-process under moto, resources created from the synthesized template."""
 
-import functools
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
-from moto.dynamodb.models import DynamoDBBackend
 
 from lambdas.jobs import registry
+from local_runtime.moto_main import serialise_item_operations
 from local_runtime.provision import provision
 from tests.support.job_types import TEST_JOB_TYPES
 from tests.support.pipeline import Pipeline
@@ -23,26 +21,11 @@ HANDLERS = (
 )
 
 
-def _atomic_conditional_writes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DynamoDB checks a condition and applies the write as one step; moto's in-process backend does
-    not serialise threads, so concurrent claims in these tests would race where AWS never does."""
-    lock = threading.RLock()
-
-    def locked(method: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with lock:
-                return method(*args, **kwargs)
-
-        return call
-
-    for name in ("put_item", "update_item", "delete_item", "transact_write_items", "get_item"):
-        monkeypatch.setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
-
-
 @pytest.fixture
 def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
-    _atomic_conditional_writes(monkeypatch)
+    # DynamoDB checks a condition and applies the write as one step; moto's backend does not serialise
+    # threads, so concurrent claims in these tests would race where AWS never does.
+    serialise_item_operations(monkeypatch.setattr)
     with mock_aws():
         provisioned = provision(template)
         env: dict[str, str] = {}
