@@ -169,7 +169,7 @@ def _summary(job: dict[str, Any]) -> str:
     text = f"{job['status']:<5} after {job['attempts']} attempt(s)"
     if job.get("children"):
         children = job["children"]
-        text += f"; children: {children['done']} done, {children['dead']} dead of {children['total']}"
+        text += f"; children: {children['delivered']} delivered, {children['failed']} failed of {children['total']}"
     if job.get("result") is not None:
         text += f"; result: {json.dumps(job['result'])[:120]}"
     if job.get("lastError"):

@@ -99,7 +99,7 @@ def _view(job: Job) -> JobView:
     if job.children is not None:
         counts = job.children
         children = ChildrenView(
-            total=counts.total, pending=counts.pending, done=counts.done, dead=counts.dead
+            total=counts.total, pending=counts.pending, delivered=counts.done, failed=counts.dead
         )
     return JobView(
         job_id=job.job_id,

@@ -33,9 +33,9 @@ class SubmitJobResponse(_Wire):
 
 class ChildrenView(_Wire):
     total: int
-    pending: int
-    done: int
-    dead: int
+    pending: int = Field(description="Children not finished yet.")
+    delivered: int = Field(description="Children that succeeded (state `done`).")
+    failed: int = Field(description="Children that were given up on (state `dead`).")
 
 
 class JobView(_Wire):

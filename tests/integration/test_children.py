@@ -57,13 +57,13 @@ def test_parent_waits_for_its_children_and_counts_them_exactly(pipeline: Pipelin
     pipeline.run_worker()  # the parent spawns
     parent = pipeline.job(parent_id)
     assert parent["status"] == "waiting"
-    assert parent["children"] == {"total": 10, "pending": 10, "done": 0, "dead": 0}
+    assert parent["children"] == {"total": 10, "pending": 10, "delivered": 0, "failed": 0}
 
     pipeline.drain()
 
     parent = pipeline.job(parent_id)
     assert parent["status"] == "done"
-    assert parent["children"] == {"total": 10, "pending": 0, "done": 8, "dead": 2}
+    assert parent["children"] == {"total": 10, "pending": 0, "delivered": 8, "failed": 2}
     assert parent["result"] == {"spawned": 10}
     assert len(pipeline.alerts()) == 2  # one per dead child
 
@@ -76,7 +76,7 @@ def test_a_re_run_parent_does_not_duplicate_or_reset_children(pipeline: Pipeline
     parent = pipeline.job(parent_id)
     assert parent["status"] == "done"
     assert parent["attempts"] == 2
-    assert parent["children"] == {"total": 3, "pending": 0, "done": 3, "dead": 0}
+    assert parent["children"] == {"total": 3, "pending": 0, "delivered": 3, "failed": 0}
     store = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
     child_ids = [str(uuid.uuid5(uuid.UUID(parent_id), str(i))) for i in range(3)]
     children = [store.get(i) for i in child_ids]
