@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import EventSourceMapping
+from local_runtime.template import EventSourceMapping
 
 # Lambda invokes with at most 6 MB of records.
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from local_runtime.provision import Provisioned, provision, referenced_id
+from local_runtime.template import Provisioned, provision, referenced_id
 
 
 def _of_type(template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
