@@ -47,6 +47,7 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             table=outputs["JobsTableName"],
             topic_arn=outputs["AlertsTopicArn"],
             alert_queue_url=alert_queue,
+            mappings=provisioned.event_source_mappings,
         )
 
 
