@@ -38,9 +38,10 @@ CREATED_PROPERTIES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
                 "BillingMode",
                 "GlobalSecondaryIndexes",
                 "TimeToLiveSpecification",
+                "PointInTimeRecoverySpecification",
             }
         ),
-        frozenset({"SSESpecification", "PointInTimeRecoverySpecification"}),
+        frozenset({"SSESpecification"}),
     ),
     model.BUCKET: (
         frozenset(),
@@ -145,6 +146,10 @@ class Resources:
             dynamodb.update_time_to_live(
                 TableName=name,
                 TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+            )
+        if props.get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled"):
+            dynamodb.update_continuous_backups(
+                TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
             )
         return Resource(logical_id, model.TABLE, name, {"Arn": arn})
 

@@ -55,10 +55,7 @@ def test_queues_match_the_template(template: dict[str, Any], provisioned: Provis
 
 def test_tables_match_the_template(template: dict[str, Any], provisioned: Provisioned) -> None:
     dynamodb = boto3.client("dynamodb")
-    tables = {
-        **_of_type(template, "AWS::DynamoDB::Table"),
-        **_of_type(template, "AWS::DynamoDB::GlobalTable"),
-    }
+    tables = _of_type(template, "AWS::DynamoDB::Table")
     assert len(tables) == 2
     for logical_id, props in tables.items():
         name = provisioned.resources[logical_id].ref
@@ -80,6 +77,10 @@ def test_tables_match_the_template(template: dict[str, Any], provisioned: Provis
         if "TimeToLiveSpecification" in props:
             assert ttl["AttributeName"] == props["TimeToLiveSpecification"]["AttributeName"]
             assert ttl["TimeToLiveStatus"] == "ENABLED"
+        backups = dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+        pitr = props.get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled", False)
+        status = backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"]
+        assert status == ("ENABLED" if pitr else "DISABLED"), logical_id
 
 
 def test_bucket_topic_and_secret_exist(template: dict[str, Any], provisioned: Provisioned) -> None:
