@@ -70,6 +70,7 @@ NOT_REPRODUCED = frozenset(
         "AWS::Lambda::Permission",
         "AWS::S3::BucketPolicy",
         "AWS::SNS::TopicPolicy",
+        "AWS::SNS::Subscription",  # the alert e-mail (context alertEmail): nothing is mailed locally
         "AWS::SQS::QueuePolicy",
         "AWS::ApiGateway::Model",
         "AWS::ApiGateway::RequestValidator",

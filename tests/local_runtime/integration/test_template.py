@@ -148,3 +148,16 @@ def test_a_refused_template_creates_nothing(template: dict[str, Any], aws: None)
 
     assert boto3.client("sqs").list_queues().get("QueueUrls", []) == []
     assert boto3.client("dynamodb").list_tables()["TableNames"] == []
+
+
+def test_the_stack_with_every_context_key_overridden_provisions(aws: None) -> None:
+    # Context adds resources (an alert e-mail subscription) that the default stack does not have.
+    from infra.synth import synthesize
+    from local_runtime.runtime import LOCAL_CONTEXT
+    from tests.infra.conftest import CUSTOM_CONTEXT
+
+    provisioned = provision(synthesize({**LOCAL_CONTEXT, **CUSTOM_CONTEXT}))
+
+    assert {m.batch_size for m in provisioned.event_source_mappings} >= {
+        int(CUSTOM_CONTEXT["workerBatchSize"])
+    }
