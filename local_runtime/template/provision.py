@@ -57,29 +57,28 @@ def provision(
 
 def check_supported(template: Mapping[str, Any]) -> None:
     """Refuse, before creating anything, what the local runtime would otherwise ignore or get wrong."""
-    for section in set(template) - _SECTIONS - _SECTIONS_READ:
-        raise UnsupportedTemplateError(f"the template section {section} is not supported locally")
+    _refuse(set(template) - _SECTIONS - _SECTIONS_READ, "the template section")
     for logical_id, definition in template.get("Resources", {}).items():
-        for key in set(definition) - _RESOURCE_KEYS:
-            raise UnsupportedTemplateError(
-                f"{logical_id}: the resource attribute {key} is not supported locally"
-            )
+        _refuse(set(definition) - _RESOURCE_KEYS, f"{logical_id}: the resource attribute")
         resource_type = definition["Type"]
+        if resource_type in NOT_REPRODUCED:
+            continue
         if resource_type in CREATED_PROPERTIES:
             read, without_effect = CREATED_PROPERTIES[resource_type]
             known = read | without_effect
         elif resource_type in READ_PROPERTIES:
             known = READ_PROPERTIES[resource_type]
-        elif resource_type in NOT_REPRODUCED:
-            continue
         else:
             raise UnsupportedTemplateError(
                 f"{logical_id}: the resource type {resource_type} is not supported locally"
             )
-        for name in sorted(set(definition.get("Properties", {})) - known):
-            raise UnsupportedTemplateError(
-                f"{logical_id}: {resource_type} property {name} is not supported locally"
-            )
+        properties = set(definition.get("Properties", {}))
+        _refuse(properties - known, f"{logical_id}: {resource_type} property")
+
+
+def _refuse(names: set[str], what: str) -> None:
+    if names:
+        raise UnsupportedTemplateError(f"{what} {', '.join(sorted(names))} is not supported locally")
 
 
 class _Provisioner:
