@@ -147,9 +147,9 @@ class Alarms(Construct):
         )
 
     def _sweep_alarm(self, settings: Settings) -> None:
-        """No successful sweep in three scheduled periods: the recovery function counts each sweep it
-        finishes, so a schedule that stopped, a function that fails, or one that never gets to the end
-        all show as missing data, which breaches here."""
+        """No finished sweep in three scheduled periods: the recovery function counts each sweep it
+        finishes, so a schedule that stopped and a function that crashes or times out every time both
+        show as missing data, which breaches here."""
         window = Duration.minutes(min(3 * settings.recovery_rate_minutes, _LONGEST_PERIOD_MINUTES))
         self._alarm(
             "RecoverySweepsMissing",
