@@ -69,6 +69,13 @@ class Alerts(Construct):
         )
 
 
+@dataclass(frozen=True)
+class WatchedFunctions:
+    worker: lambda_.IFunction
+    dead_letter: lambda_.IFunction
+    recovery: lambda_.IFunction
+
+
 class Alarms(Construct):
     """Alarms on every path where a job could be lost or stuck, each publishing to the alerts topic."""
 
@@ -79,7 +86,7 @@ class Alarms(Construct):
         *,
         alerts: Alerts,
         queues: JobQueues,
-        functions: "WatchedFunctions",
+        functions: WatchedFunctions,
         api_stage: apigateway.Stage,
         settings: Settings,
     ) -> None:
@@ -89,7 +96,11 @@ class Alarms(Construct):
         self._queue_alarms(queues, settings)
         # SQS does not count redriven messages in the DLQ's NumberOfMessagesSent, so jobs given up on are
         # counted by the functions themselves (EMF metric).
-        self._any("JobsDead", _service_metric(config.METRIC_DEAD, _PERIOD), "At least one job is dead.")
+        self._any(
+            "JobsDead",
+            _service_metric(config.METRIC_DEAD, _PERIOD),
+            "At least one job exhausted its attempts and is dead.",
+        )
         for name, function, description in (
             ("WorkerErrors", functions.worker, "Worker invocations failed as a whole (crash or timeout)."),
             (
@@ -205,13 +216,6 @@ class Alarms(Construct):
                 arn_format=ArnFormat.COLON_RESOURCE_NAME,
             )
         )
-
-
-@dataclass(frozen=True)
-class WatchedFunctions:
-    worker: lambda_.IFunction
-    dead_letter: lambda_.IFunction
-    recovery: lambda_.IFunction
 
 
 def _service_metric(name: str, period: Duration) -> cloudwatch.Metric:
