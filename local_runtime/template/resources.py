@@ -39,6 +39,7 @@ CREATED_PROPERTIES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
                 "GlobalSecondaryIndexes",
                 "TimeToLiveSpecification",
                 "PointInTimeRecoverySpecification",
+                "DeletionProtectionEnabled",
             }
         ),
         frozenset({"SSESpecification"}),
@@ -134,6 +135,8 @@ class Resources:
             "KeySchema": props["KeySchema"],
             "AttributeDefinitions": props["AttributeDefinitions"],
             "BillingMode": "PAY_PER_REQUEST",
+            # moto refuses DeleteTable on a protected table, as DynamoDB does.
+            "DeletionProtectionEnabled": bool(props.get("DeletionProtectionEnabled", False)),
         }
         if props.get("GlobalSecondaryIndexes"):
             request["GlobalSecondaryIndexes"] = [

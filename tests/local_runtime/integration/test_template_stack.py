@@ -64,6 +64,7 @@ def test_tables_match_the_template(template: dict[str, Any], provisioned: Provis
         assert sorted(created["AttributeDefinitions"], key=str) == sorted(
             props["AttributeDefinitions"], key=str
         )
+        assert created["DeletionProtectionEnabled"] == props.get("DeletionProtectionEnabled", False)
         assert created["BillingModeSummary"]["BillingMode"] == props.get("BillingMode", "PROVISIONED")
         declared = {
             i["IndexName"]: (i["KeySchema"], i["Projection"]) for i in props.get("GlobalSecondaryIndexes", [])
