@@ -123,11 +123,11 @@ def test_last_attempt_is_logged_as_failed(stack, fanout, receiver):
 def test_a_slow_endpoint_times_out_and_is_retried(stack, fanout, receiver, monkeypatch):
     monkeypatch.setattr(webhook_http, "READ_TIMEOUT_SECONDS", 0.3)
     receiver.script("/slow", Reply(200, delay=2))
-    started = time.monotonic()
     with pytest.raises(RetryableJobError, match="timeout"):
         deliver(fanout, "ep-1", receiver.url("/slow"))
-    assert time.monotonic() - started < 1.5
     [entry] = log_of(stack, fanout)
+    # The exchange itself, as the log times it: the 2 s answer was cut off by the 0.3 s read timeout.
+    assert entry.latency_ms < 1500
     assert entry.http_status is None
     assert entry.error.startswith("timeout")
 
