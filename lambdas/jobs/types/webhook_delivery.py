@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lambdas import config
 from lambdas.jobs import ssrf, webhook_signing
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 DELIVERY_TYPE = "webhook_delivery"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
-MAX_RETRY_AFTER_SECONDS = 3600
+MAX_RETRY_AFTER_SECONDS = config.MAX_RETRY_AFTER_SECONDS
 _DELIVERY_NAMESPACE = uuid.UUID("2d6b4c8e-95f1-4c3a-b1f0-7a3e5d9c0b42")
 # Leave this much of the invocation for recording the outcome after the HTTP exchange.
 _RESERVED_MS = 5_000
