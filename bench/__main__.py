@@ -43,9 +43,11 @@ def _io_bound(payload: _Wait, _context: JobContext) -> None:
 
 def _reset() -> None:
     from lambdas.handlers import api, worker
+    from lambdas.models import settings
     from lambdas.store import clients
 
     clients.reset()
+    settings.reset()
     api._services.cache_clear()
     worker._worker.cache_clear()
 

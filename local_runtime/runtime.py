@@ -33,8 +33,9 @@ from local_runtime.scheduler import Scheduler
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STATE_FILE = REPO_ROOT / ".local" / "runtime.json"
 DEFAULT_PORT = 3000
-# CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers).
-LOCAL_CONTEXT: Mapping[str, Any] = {"allowHttpWebhooks": True}
+# CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers),
+# and warnings that only matter in an AWS account are left out.
+LOCAL_CONTEXT: Mapping[str, Any] = {"allowHttpWebhooks": True, "localRuntime": True}
 # Environment every local function gets on top of the template's.
 LOCAL_FUNCTION_ENV: Mapping[str, str] = {
     # Local only: lets webhook jobs deliver to 127.0.0.1; the deployed stack never sets it.
