@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
@@ -36,8 +37,8 @@ class QueueMessage:
     body: str
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "QueueMessage":
-        return cls(record["messageId"], record["receiptHandle"], record["body"])
+    def from_record(cls, record: SQSRecord) -> "QueueMessage":
+        return cls(record.message_id, record.receipt_handle, record.body)
 
 
 class Outcome(StrEnum):
@@ -110,10 +111,12 @@ class Worker:
             return self._poison(message, f"unreadable message: {error}")
         logger.thread_safe_append_keys(correlation_id=job_id, jobId=job_id)
         try:
-            job = self._store.claim(job_id, self._settings.lease_seconds)
+            claim = self._store.claim_attempt(job_id, self._settings.lease_seconds)
         except NotClaimableError as refused:
             return self._not_claimed(message, job_id, refused.job)
-        log_transition(job.job_id, job.job_type, "pending", "processing", job.attempts)
+        job = claim.job
+        # From `processing` when this attempt took over one whose lease had expired.
+        log_transition(job.job_id, job.job_type, claim.previous, JobStatus.PROCESSING, job.attempts)
         if job.attempts > job.max_attempts:
             # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
             last = f" (last error: {job.last_error})" if job.last_error else ""
@@ -155,14 +158,16 @@ class Worker:
                 after = self._store.await_children(
                     job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
                 )
-                log_transition(job.job_id, job.job_type, "processing", JobStatus.WAITING, job.attempts)
+                log_transition(
+                    job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts
+                )
                 if after.status is JobStatus.DONE:
                     log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)
                 return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
             self._store.complete(job, result)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.DONE, job.attempts)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DONE, job.attempts)
         self._settle_parent(job)
         return MessageResult(message.message_id, Outcome.SUCCEEDED, job.job_type, elapsed)
 
@@ -184,7 +189,7 @@ class Worker:
             self._store.retry(job, error, delay)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.PENDING, job.attempts, error)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, error)
         self._queue.change_visibility(message.receipt_handle, delay)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
         return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
@@ -196,7 +201,7 @@ class Worker:
             self._store.fail(job, error)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.DEAD, job.attempts, error)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
         self._settle_parent(job)
         self._forward(message, {"reason": error, "jobId": job.job_id, "attempt": str(job.attempts)})
         elapsed = _elapsed_ms(started) if started is not None else None
