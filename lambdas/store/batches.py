@@ -14,7 +14,7 @@ from lambdas.store.errors import StoreError
 GET_LIMIT = 100
 WRITE_LIMIT = 25
 MAX_ROUNDS = 8
-_FIRST_BACKOFF_SECONDS = 0.05
+FIRST_BACKOFF_SECONDS = 0.05
 _MAX_BACKOFF_SECONDS = 1.0
 
 
@@ -27,7 +27,7 @@ def get_all(
     table: str,
     keys: Sequence[dict[str, Any]],
     projection: str,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The items found for `keys` (consistent reads), projected to `projection`."""
     for chunk in _chunks(keys, GET_LIMIT):
@@ -37,7 +37,7 @@ def get_all(
 
 
 def put_all(
-    ddb: Any, table: str, items: Sequence[dict[str, Any]], sleep: Callable[[float], None] = time.sleep
+    ddb: Any, table: str, items: Sequence[dict[str, Any]], sleep: Callable[[float], None] | None = None
 ) -> None:
     """Put every (marshalled) item; unconditional, as BatchWriteItem is."""
     for chunk in _chunks(items, WRITE_LIMIT):
@@ -55,12 +55,13 @@ def _until_processed(
     call: Callable[..., dict[str, Any]],
     request: dict[str, Any],
     leftover_field: str,
-    sleep: Callable[[float], None],
+    sleep: Callable[[float], None] | None,
 ) -> Iterator[dict[str, Any]]:
-    backoff = _FIRST_BACKOFF_SECONDS
+    pause = sleep or time.sleep
+    backoff = FIRST_BACKOFF_SECONDS
     for round_ in range(MAX_ROUNDS):
         if round_:
-            sleep(backoff)
+            pause(backoff)
             backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
         response = call(RequestItems=request)
         yield response
