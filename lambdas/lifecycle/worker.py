@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, PermanentJobError, RetryableJobError
+from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
@@ -155,14 +156,14 @@ class Worker:
         elapsed = _elapsed_ms(started)
         try:
             if isinstance(result, AwaitChildren):
-                after = self._store.await_children(
+                self._store.await_children(
                     job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
                 )
                 log_transition(
                     job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts
                 )
-                if after.status is JobStatus.DONE:
-                    log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)
+                # Its children may all have ended before it started waiting.
+                parents.settle(self._store, job.job_id, self._settings.lease_seconds)
                 return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
             self._store.complete(job, result)
         except StaleAttemptError:
@@ -231,11 +232,8 @@ class Worker:
         self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
 
     def _settle_parent(self, job: Job) -> None:
-        if not job.parent_id:
-            return
-        parent = self._store.settle_parent(job.parent_id, check_after_seconds=self._settings.lease_seconds)
-        if parent is not None:
-            log_transition(parent.job_id, parent.job_type, JobStatus.WAITING, JobStatus.DONE, parent.attempts)
+        if job.parent_id:
+            parents.settle(self._store, job.parent_id, self._settings.lease_seconds)
 
 
 def _elapsed_ms(started: float) -> float:

@@ -210,34 +210,36 @@ class JobStore:
         return self._update_or_stale(job.job_id, update)
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
-        """The parent hands its work to `total` children; done at once if they already all finished."""
+        """The parent hands its work to `total` children and waits; checked again after the delay."""
         now = self.now()
         state = self._items.state(job.job_id, JobStatus.WAITING, now + check_after_seconds, now)
         update = self._attempt_update(
             job, {**state, "childrenTotal": total, "result": codec.compact_json(result)}
         )
-        waiting = self._update_or_stale(job.job_id, update)
-        return self.settle_parent(waiting.job_id, check_after_seconds) or waiting
+        return self._update_or_stale(job.job_id, update)
 
-    def settle_parent(self, parent_id: str, check_after_seconds: int) -> Job | None:
-        """Finish a waiting parent whose children have all finished; else push its next check out.
-
-        Returns the parent when it was finished by this call, None otherwise.
-        """
-        parent = self.get(parent_id)
-        if parent is None or parent.status is not JobStatus.WAITING or parent.children is None:
-            return None
+    def finish_parent(self, parent_id: str) -> Job | None:
+        """A waiting parent becomes `done`; None when it was no longer waiting (another caller won)."""
         now = self.now()
-        if parent.children.complete:
-            assign = self._items.state(parent_id, JobStatus.DONE, now, now)
-        else:
-            assign = {schema.STATUS_INDEX_SK: millis(now + check_after_seconds)}
-        update = Update(assign=assign, condition=_WAITING_CONDITION, values={":waiting": "waiting"})
+        update = Update(
+            assign=self._items.state(parent_id, JobStatus.DONE, now, now),
+            condition=_WAITING_CONDITION,
+            values={":waiting": "waiting"},
+        )
         try:
-            settled = codec.to_job(self._update(parent_id, update))
+            return codec.to_job(self._update(parent_id, update))
         except ConditionFailedError:
             return None
-        return settled if settled.status is JobStatus.DONE else None
+
+    def postpone_check(self, parent_id: str, check_after_seconds: int) -> None:
+        """Move a waiting parent's next check out, so recovery does not look at it again at once."""
+        update = Update(
+            assign={schema.STATUS_INDEX_SK: millis(self.now() + check_after_seconds)},
+            condition=_WAITING_CONDITION,
+            values={":waiting": "waiting"},
+        )
+        with contextlib.suppress(ConditionFailedError):
+            self._update(parent_id, update, returns="NONE")
 
     def mark_dead(self, job_id: str, error: str) -> Job | None:
         """Dead-letter path: end a job that is not finished yet (never over `done`).
