@@ -1,12 +1,11 @@
-"""The HTTP front door: API Gateway's REST API in front of the `api` function, on loopback.
+"""API Gateway's REST API in front of the `api` function, without sockets (`front_door` serves it).
 
 Each request becomes the proxy event a Lambda proxy integration receives (resource, path parameters,
 query string, single and multi-value headers, base64 bodies for binary media types, requestContext with
 the caller's API key); the function's answer becomes the HTTP response. Like a usage plan, a method
 that requires an API key answers 403 without a valid `x-api-key`, and the plan's rate and burst limits
-answer 429. Unknown paths answer as API Gateway does (403 "Missing Authentication Token").
-
-`/_local/...` is the runtime's own small API (logs, alerts, batches, stats): it does not exist in AWS.
+answer 429. Unknown paths and methods answer as API Gateway does (403 "Missing Authentication Token",
+or the stack's gateway response for it).
 """
 
 from __future__ import annotations
@@ -21,9 +20,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 from local_runtime.lambda_pool import Invocation
 from local_runtime.provision import ApiSpec, Route, UsagePlanLimits
@@ -98,7 +95,7 @@ def _specificity(route: Route) -> tuple[int, int]:
     return (route.resource.count("+}"), route.resource.count("{"))
 
 
-def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+def grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
     grouped: dict[str, list[str]] = {}
     for name, value in pairs:
         grouped.setdefault(name, []).append(value)
@@ -178,8 +175,8 @@ class Gateway:
         request_id: str,
     ) -> dict[str, Any]:
         """The event a Lambda proxy integration of a REST API receives for this request."""
-        headers = _grouped(request.headers)
-        query = _grouped(request.query)
+        headers = grouped(request.headers)
+        query = grouped(request.query)
         content_type = next((v for n, v in request.headers if n.lower() == "content-type"), "")
         binary = any(
             fnmatch.fnmatch(content_type.split(";")[0].strip(), t) for t in self.api.binary_media_types
@@ -275,91 +272,3 @@ def _render(template: str, message: str, request_id: str) -> str:
         .replace("$context.error.message", message)
         .replace("$context.requestId", request_id)
     )
-
-
-LocalRoute = Callable[[dict[str, list[str]]], Any]  # query -> JSON document
-
-
-class FrontDoor:
-    """Serves one API stage at http://host:port/<stage>/ and the runtime's `/_local/` endpoints."""
-
-    def __init__(
-        self, gateway: Gateway, local_routes: Mapping[str, LocalRoute], host: str = "127.0.0.1", port: int = 0
-    ) -> None:
-        self.gateway = gateway
-        self._local_routes = local_routes
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="front-door", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"{self.base}/{self.gateway.api.stage}/"
-
-    @property
-    def base(self) -> str:
-        host = self._server.server_address[0]
-        return f"http://{host if isinstance(host, str) else host.decode()}:{self.port}"
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _local(self, path: str, query: list[tuple[str, str]], headers: list[tuple[str, str]]) -> HttpResponse:
-        if self.gateway.key_for(headers) is None:
-            return HttpResponse.json(403, {"message": "Forbidden"})
-        route = self._local_routes.get(path)
-        if route is None:
-            return HttpResponse.json(404, {"message": f"no local endpoint {path}"})
-        return HttpResponse.json(200, route(_grouped(query)))
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        door = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            server_version = "offload-local"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # the runtime logs job transitions, not requests
-
-            def _serve(self) -> None:
-                parts = urlsplit(self.path)
-                query = parse_qsl(parts.query, keep_blank_values=True)
-                headers = list(self.headers.items())
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                prefix = f"/{door.gateway.api.stage}"
-                if parts.path.startswith("/_local/"):
-                    response = door._local(parts.path, query, headers)
-                elif parts.path == prefix or parts.path.startswith(prefix + "/"):
-                    request = HttpRequest(
-                        method=self.command,
-                        path=parts.path[len(prefix) :] or "/",
-                        query=query,
-                        headers=headers,
-                        body=body,
-                        source_ip=self.client_address[0],
-                    )
-                    response = door.gateway.handle(request)
-                else:
-                    response = door.gateway.error(
-                        "MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", str(uuid.uuid4())
-                    )
-                self.send_response(response.status)
-                for name, value in response.headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(response.body)))
-                self.end_headers()
-                self.wfile.write(response.body)
-
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
-
-        return Handler
