@@ -188,8 +188,6 @@ class Gateway:
             body = base64.b64encode(request.body).decode()
         else:
             body = request.body.decode("utf-8", errors="replace")
-        now = datetime.now(UTC)
-        user_agent = next((v for n, v in request.headers if n.lower() == "user-agent"), None)
         return {
             "resource": route.resource,
             "path": request.path,
@@ -200,40 +198,47 @@ class Gateway:
             "multiValueQueryStringParameters": query or None,
             "pathParameters": dict(path_parameters) or None,
             "stageVariables": None,
-            "requestContext": {
-                "resourceId": re.sub(r"[^a-z0-9]", "", route.resource.lower())[:6] or "root",
-                "resourcePath": route.resource,
-                "httpMethod": request.method,
-                "extendedRequestId": base64.b64encode(uuid.uuid4().bytes[:12]).decode(),
-                "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-                "path": f"/{self.api.stage}{request.path}",
-                "accountId": self._account,
-                "protocol": "HTTP/1.1",
-                "stage": self.api.stage,
-                "domainPrefix": self.api.api_id,
-                "requestTimeEpoch": int(now.timestamp() * 1000),
-                "requestId": request_id,
-                "identity": {
-                    "cognitoIdentityPoolId": None,
-                    "accountId": None,
-                    "cognitoIdentityId": None,
-                    "caller": None,
-                    "sourceIp": request.source_ip,
-                    "principalOrgId": None,
-                    "accessKey": None,
-                    "cognitoAuthenticationType": None,
-                    "cognitoAuthenticationProvider": None,
-                    "userArn": None,
-                    "userAgent": user_agent,
-                    "user": None,
-                    "apiKey": key.value if key else None,
-                    "apiKeyId": key.id if key else None,
-                },
-                "domainName": self._host,
-                "apiId": self.api.api_id,
-            },
+            "requestContext": self._request_context(request, route, key, request_id),
             "body": body,
             "isBase64Encoded": binary and body is not None,
+        }
+
+    def _request_context(
+        self, request: HttpRequest, route: Route, key: ApiKey | None, request_id: str
+    ) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        user_agent = next((v for n, v in request.headers if n.lower() == "user-agent"), None)
+        return {
+            "resourceId": re.sub(r"[^a-z0-9]", "", route.resource.lower())[:6] or "root",
+            "resourcePath": route.resource,
+            "httpMethod": request.method,
+            "extendedRequestId": base64.b64encode(uuid.uuid4().bytes[:12]).decode(),
+            "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "path": f"/{self.api.stage}{request.path}",
+            "accountId": self._account,
+            "protocol": "HTTP/1.1",
+            "stage": self.api.stage,
+            "domainPrefix": self.api.api_id,
+            "requestTimeEpoch": int(now.timestamp() * 1000),
+            "requestId": request_id,
+            "identity": {
+                "cognitoIdentityPoolId": None,
+                "accountId": None,
+                "cognitoIdentityId": None,
+                "caller": None,
+                "sourceIp": request.source_ip,
+                "principalOrgId": None,
+                "accessKey": None,
+                "cognitoAuthenticationType": None,
+                "cognitoAuthenticationProvider": None,
+                "userArn": None,
+                "userAgent": user_agent,
+                "user": None,
+                "apiKey": key.value if key else None,
+                "apiKeyId": key.id if key else None,
+            },
+            "domainName": self._host,
+            "apiId": self.api.api_id,
         }
 
     @staticmethod
