@@ -16,7 +16,7 @@ venv: $(VENV)/.installed
 
 # The first install takes minutes: say what is happening, and let pip list what it fetches.
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
-	@echo "==> [1/4] creating the virtualenv $(VENV) (first run only: a few minutes in all)"
+	@echo "==> [1/4] the virtualenv $(VENV) (its first install takes a few minutes)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/4] upgrading pip"
 	@$(PY) -m pip install -q --upgrade pip
