@@ -30,7 +30,15 @@ from urllib.parse import parse_qsl, urlsplit
 
 from local_runtime.gateway import ApiKey, Gateway, HttpRequest, HttpResponse, grouped
 
-__all__ = ["ApiKey", "FrontDoor", "Gateway", "PortInUseError", "ensure_port_free"]
+__all__ = [
+    "ApiKey",
+    "FrontDoor",
+    "Gateway",
+    "HttpRequest",
+    "HttpResponse",
+    "PortInUseError",
+    "ensure_port_free",
+]
 
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 IDLE_TIMEOUT_SECONDS = 60

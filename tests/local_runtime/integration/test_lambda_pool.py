@@ -9,7 +9,7 @@ import pytest
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool
 from local_runtime.state import REPO_ROOT
 
-HANDLERS = "tests.local_runtime.pool_handlers.handler"
+HANDLERS = "tests.local_runtime.integration.pool_handlers.handler"
 
 
 def _pool(handler: str = HANDLERS, timeout: float = 5) -> FunctionPool:
@@ -80,7 +80,7 @@ def test_an_invocation_past_its_timeout_is_a_timeout() -> None:
 
 
 def test_a_process_that_exits_during_init_is_reported_with_its_exit_status() -> None:
-    pool = _pool("tests.local_runtime.pool_exit_on_import.handler")
+    pool = _pool("tests.local_runtime.integration.pool_exit_on_import.handler")
     try:
         invocation = pool.invoke({})
     finally:
