@@ -177,9 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
             response = door.respond(
                 self.command, self.path, list(self.headers.items()), body, self.client_address[0]
             )
-        except (
-            Exception
-        ):  # the client gets API Gateway's 502, not a dropped socket; the console the traceback
+        except Exception:
+            # The client gets API Gateway's 502 rather than a dropped socket; the console gets the traceback.
             self.server.handle_error(self.request, self.client_address)
             response = door.refusal(502, "Internal server error")
         self._send(response)

@@ -339,7 +339,8 @@ class LocalRuntime:
             return
         if not write_state(state, {"url": self.url, "apiKey": self.api_key, "awsEndpoint": self.moto.url}):
             self.console.say(
-                f"note: another runtime's {state} is kept; `offload` needs --url {self.url} for this one"
+                f"note: another live runtime owns {state}; reach this one with "
+                f"`offload --url {self.url} --api-key {self.api_key} ...`"
             )
 
     def banner(self, elapsed: float) -> str:

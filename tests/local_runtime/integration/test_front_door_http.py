@@ -40,10 +40,18 @@ def _ok(_function: str, _event: dict[str, Any]) -> Invocation:
     return Invocation(request_id="r", ok=True, result={"statusCode": 200, "body": '{"ok": true}'})
 
 
+def _boom(query: dict[str, list[str]]) -> Any:
+    if query.get("after") == ["abc"]:
+        raise ValueError("after must be a number")
+    raise RuntimeError("a bug in the runtime")
+
+
 @pytest.fixture(scope="module")
 def door() -> Iterator[FrontDoor]:
     gateway = Gateway(API, [KEY], _ok, account="123456789012", region="us-east-1")
-    front_door = FrontDoor(gateway, {"/_local/stats": lambda _query: {"up": True}}, port=0)
+    front_door = FrontDoor(
+        gateway, {"/_local/stats": lambda _query: {"up": True}, "/_local/boom": _boom}, port=0
+    )
     front_door.start()
     yield front_door
     front_door.stop()
@@ -174,3 +182,18 @@ def test_kept_alive_responses_arrive_in_one_piece(door: FrontDoor) -> None:
             sock.sendall(request)
             first = sock.recv(65536)
             assert first.endswith(b'{"ok": true}'), first
+
+
+def test_a_failure_inside_the_runtime_is_a_json_502_not_a_dropped_connection(door: FrontDoor) -> None:
+    raw = _exchange(door, f"GET /_local/boom HTTP/1.1\r\nHost: x\r\nx-api-key: {KEY.value}\r\n\r\n".encode())
+
+    status, document = _json_error(raw)
+    assert (status, document["error"]["code"]) == (502, "internal_error")
+
+
+def test_a_bad_local_query_is_a_400(door: FrontDoor) -> None:
+    raw = _exchange(
+        door, f"GET /_local/boom?after=abc HTTP/1.1\r\nHost: x\r\nx-api-key: {KEY.value}\r\n\r\n".encode()
+    )
+
+    assert _json_error(raw) == (400, {"message": "after must be a number"})
