@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lambdas import config
 from local_runtime import provision as prov
 from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, short_function_name, startup_banner
@@ -312,19 +311,12 @@ class LocalRuntime:
             },
             "awsEndpoint": self.moto.url,
             "region": self.moto.region,
-            # What signs the webhooks (`offload webhook-secret` reads its value from moto).
-            "webhookSigningSecretArn": self._webhook_secret_arn(),
             # The stack's outputs as created here; the API is the front door, not execute-api.
             "outputs": {
                 **(self.provisioned.outputs if self.provisioned else {}),
                 **({"ApiUrl": self.url} if self.front_door else {}),
             },
         }
-
-    def _webhook_secret_arn(self) -> str | None:
-        functions = self.provisioned.functions.values() if self.provisioned else ()
-        arns = {f.environment.get(config.ENV_WEBHOOK_SECRET_ARN) for f in functions} - {None}
-        return arns.pop() if len(arns) == 1 else None
 
     # -- what the user sees ---------------------------------------------------------------------
 

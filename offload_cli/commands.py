@@ -134,9 +134,9 @@ def webhook_secret(args: argparse.Namespace, state_file: Path | None = None) -> 
                 f"for a deployed stack, give --outputs-file (its {SECRET_OUTPUT} output)", ExitCode.USAGE
             )
         stats = call(target, "GET", target.local_base + "stats")
-        arn = stats.get("webhookSigningSecretArn")
+        arn = stats["outputs"].get(SECRET_OUTPUT)
         if not arn:
-            raise CliError("the local runtime has no webhook signing secret", ExitCode.FAILED)
+            raise CliError(f"the local runtime's stack has no {SECRET_OUTPUT} output", ExitCode.FAILED)
         # The runtime's moto server: it accepts any credentials.
         client = boto3.client(
             "secretsmanager",
