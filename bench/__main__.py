@@ -120,7 +120,7 @@ def _ms(seconds: float) -> str:
 def main() -> None:
     from infra.synth import synthesize
     from local_runtime.moto_server import MotoServer
-    from local_runtime.provision import provision
+    from local_runtime.template import provision
 
     os.environ.update(
         AWS_ACCESS_KEY_ID="bench",

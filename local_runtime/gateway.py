@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import ApiSpec, Route, UsagePlanLimits
+from local_runtime.template import ApiSpec, Route, UsagePlanLimits
 
 API_KEY_HEADER = "x-api-key"
 

@@ -14,7 +14,7 @@ import pytest
 
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import ApiSpec, GatewayResponse, Route
+from local_runtime.template import ApiSpec, GatewayResponse, Route
 
 TEMPLATE = '{"error": {"code": "%s", "message": $context.error.messageString}}'
 API = ApiSpec(
