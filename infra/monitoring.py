@@ -93,6 +93,7 @@ class Alarms(Construct):
         super().__init__(scope, construct_id)
         self._action = cloudwatch_actions.SnsAction(alerts.topic)
         self._arns: list[str] = []
+        self.alarms: list[cloudwatch.Alarm] = []
         self._queue_alarms(queues, settings)
         # SQS does not count redriven messages in the DLQ's NumberOfMessagesSent, so jobs given up on are
         # counted by the functions themselves (EMF metric).
@@ -208,6 +209,7 @@ class Alarms(Construct):
         )
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
+        self.alarms.append(alarm)
         self._arns.append(
             Stack.of(self).format_arn(
                 service="cloudwatch",
