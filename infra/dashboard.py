@@ -14,6 +14,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from infra.monitoring import service_metric
 from infra.queues import JobQueues
 from lambdas import config
 
@@ -95,17 +96,7 @@ def _graph(
 
 
 def _job_widgets() -> list[cloudwatch.IWidget]:
-    counts = [
-        cloudwatch.Metric(
-            namespace=config.METRICS_NAMESPACE,
-            metric_name=name,
-            dimensions_map={"service": config.SERVICE_NAME},
-            statistic=cloudwatch.Stats.SUM,
-            period=PERIOD,
-            label=label,
-        )
-        for name, label in JOB_COUNTS
-    ]
+    counts = [service_metric(name, PERIOD).with_(label=label) for name, label in JOB_COUNTS]
     return [
         _graph("Jobs per minute", counts, per_row=2, unit="jobs"),
         _graph("Job duration by type (ms)", _durations_by_type(), per_row=2, unit="ms"),
