@@ -200,6 +200,8 @@ class Functions(Construct):
         self.worker = built[WORKER.entry_point]
         self.dead_letter = built[DEAD_LETTER.entry_point]
         self.recovery = built[RECOVERY.entry_point]
+        # Every function by its entry point, in SPECS order: for what watches all of them (the dashboard).
+        self.by_entry_point: dict[str, lambda_.IFunction] = {name: f.function for name, f in built.items()}
         acknowledge(
             self,
             "AwsSolutions-IAM5",
