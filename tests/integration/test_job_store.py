@@ -8,9 +8,10 @@ import boto3
 import pytest
 
 from lambdas import config
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import JobStatus, NewJob
 from lambdas.store import batches, clients
-from lambdas.store.deliveries import DeliveryAttempt, DeliveryLog
+from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
 from lambdas.store.jobs import JobStore
 from tests.support.pipeline import Pipeline
@@ -134,7 +135,9 @@ def test_a_batch_that_dynamodb_keeps_refusing_fails_after_bounded_rounds(pipelin
 def test_a_delivery_attempt_expires_with_the_finished_jobs_retention(pipeline: Pipeline) -> None:
     table = pipeline.env[config.ENV_DELIVERIES_TABLE]
     DeliveryLog(table, ttl_days=TTL_DAYS, clock=lambda: 1_000_000.0).record(
-        DeliveryAttempt("f-1", "d-1", "ep-1", "evt", 1, "2026-11-30T00:00:00.000Z", "delivered", 12)
+        DeliveryAttempt(
+            "f-1", "d-1", "ep-1", "evt", 1, "2026-11-30T00:00:00.000Z", DeliveryOutcome.DELIVERED, 12
+        )
     )
 
     items = boto3.client("dynamodb").scan(TableName=table)["Items"]
