@@ -1,0 +1,32 @@
+"""The X-Ray SDK is imported only for invocations X-Ray records."""
+
+import pytest
+
+from lambdas import observability
+
+SAMPLED = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+
+@pytest.mark.parametrize(
+    ("env", "active"),
+    [
+        ({"LAMBDA_TASK_ROOT": "/var/task", "_X_AMZN_TRACE_ID": SAMPLED}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task"}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "_X_AMZN_TRACE_ID": SAMPLED.replace("=1", "=0")}, False),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}, False),
+        ({"_X_AMZN_TRACE_ID": SAMPLED}, False),  # not in Lambda: no daemon to send to
+    ],
+)
+def test_tracing_is_active_only_in_lambda_when_enabled_and_sampled(monkeypatch, env, active):
+    for name in ("LAMBDA_TASK_ROOT", "_X_AMZN_TRACE_ID", "POWERTOOLS_TRACE_DISABLED"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert observability.tracing_active() is active
+
+
+def test_an_untraced_invocation_calls_the_handler_without_building_a_tracer():
+    lazy = observability.LazyTracer(service="test")
+    handler = lazy.capture_lambda_handler(lambda event, context: {"echo": event})
+    assert handler("x", None) == {"echo": "x"}
+    assert lazy._tracer is None
