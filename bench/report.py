@@ -12,6 +12,8 @@ class Figure:
     limit: float
     detail: str  # the raw figures behind the ratio
     at_least: bool = False  # the goal is a floor (>=) rather than a ceiling (<=)
+    checked: bool = True  # False: shown for comparison, not a goal `--check` enforces
+    unit: str = "x"
 
     @property
     def met(self) -> bool:
@@ -19,8 +21,8 @@ class Figure:
 
     def line(self) -> str:
         goal = f"{'>=' if self.at_least else '<='} {self.limit:g}"
-        verdict = "ok" if self.met else "MISSED"
-        return f"{self.name:<44} {self.ratio:6.2f}x  (goal {goal}: {verdict})  {self.detail}"
+        verdict = ("ok" if self.met else "MISSED") if self.checked else "not a goal"
+        return f"{self.name:<44} {self.ratio:6.2f}{self.unit}  (goal {goal}: {verdict})  {self.detail}"
 
 
 def median(samples: Sequence[float]) -> float:
