@@ -1,5 +1,8 @@
 """The X-Ray SDK is imported only for invocations X-Ray records."""
 
+import subprocess
+import sys
+
 import pytest
 
 from lambdas import observability
@@ -30,3 +33,20 @@ def test_an_untraced_invocation_calls_the_handler_without_building_a_tracer():
     handler = lazy.capture_lambda_handler(lambda event, context: {"echo": event})
     assert handler("x", None) == {"echo": "x"}
     assert lazy._tracer is None
+
+
+_PROBE = """
+import sys
+from lambdas import observability
+handler = observability.tracer.capture_lambda_handler(lambda event, context: {"echo": event})
+response = handler("x", None)
+print(sorted({m.split(".")[0] for m in sys.modules if m.startswith("aws_xray_sdk")}), response)
+"""
+
+
+def test_a_sampled_invocation_in_lambda_runs_under_the_real_tracer():
+    # A subprocess: the X-Ray SDK patches botocore for the whole process it runs in.
+    env = {"PATH": "", "AWS_DEFAULT_REGION": "us-east-1", "LAMBDA_TASK_ROOT": "/var/task"}
+    env |= {"_X_AMZN_TRACE_ID": SAMPLED, "AWS_XRAY_CONTEXT_MISSING": "IGNORE_ERROR"}
+    run = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "['aws_xray_sdk'] {'echo': 'x'}"
