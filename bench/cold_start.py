@@ -10,7 +10,6 @@ The floor is `import boto3` from the same bundle, with byte code. Each figure is
 child, around the import only, so interpreter start-up counts on neither side.
 """
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -100,9 +99,3 @@ def shipped_note() -> str:
     if interpreter is None:
         return f"note: no python{version} here, so `cdk synth` on this machine ships source only"
     return f"note: `cdk synth` here compiles the asset with {interpreter} (python{version})"
-
-
-if __name__ == "__main__":  # pragma: no cover - a manual probe
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    for figure in measure():
-        print(figure.line())
