@@ -29,7 +29,7 @@ from lambdas import config
 from lambdas.models.job import NewJob
 from lambdas.store import clients, schema
 from lambdas.store.jobs import JobStore
-from local_runtime.provision import provision
+from local_runtime.template import provision
 
 PARTITION_WRITE_UNITS = 1_000
 _WRITES = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem")

@@ -23,7 +23,7 @@ import boto3
 from lambdas.store import clients
 from local_runtime.context import LambdaContext
 from local_runtime.moto_server import MotoServer
-from local_runtime.provision import Provisioned, provision
+from local_runtime.template import Provisioned, provision
 
 EVENTS = Path(__file__).resolve().parent.parent / "tests" / "events"
 API = "lambdas.handlers.api.handler"
@@ -116,8 +116,10 @@ def running_stack() -> Iterator[Stack]:
 
 def reset_handlers() -> None:
     from lambdas.handlers import api, worker
+    from lambdas.models import settings
 
     clients.reset()
+    settings.reset()
     api._services.cache_clear()
     worker._worker.cache_clear()
 
