@@ -1,10 +1,19 @@
 """Packages the function code without Docker: pip fetches Lambda-platform wheels, then `lambdas/` is copied.
 
 All four functions run from this one asset. Its hash covers only what ends up in it (requirements.txt,
-the `lambdas/` package and the pip target), so editing tests or infra does not rebuild or redeploy it.
+the `lambdas/` package, the pip target and whether byte code is shipped), so editing tests or infra does
+not rebuild or redeploy it.
+
+Byte code: Lambda's code directory is read-only, so a bundle without `__pycache__` is compiled anew on
+every cold start (+420-510 ms measured, docs/performance.md). Byte code is only valid for the Python
+version that wrote it, so the bundle is compiled when an interpreter of the runtime's version is at hand
+(the build interpreter, or `python3.14` on PATH) and shipped as source only otherwise. The byte code is
+hash-based and never checked against its source: the asset never changes under it, so checking would
+only cost a read of every source file at each import.
 """
 
 import hashlib
+import platform
 import shutil
 import subprocess
 import sys
@@ -25,6 +34,25 @@ PIP_PLATFORMS: Final = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
 _IGNORED: Final = ("__pycache__", "*.pyc")
 
 
+def matching_interpreter(version: str = LAMBDA_PYTHON_VERSION) -> str | None:
+    """A Python of the runtime's version to compile the bundle with, if this machine has one."""
+    if platform.python_version().rsplit(".", 1)[0] == version:
+        return sys.executable
+    return shutil.which(f"python{version}")
+
+
+def compile_bytecode(directory: str | Path, interpreter: str) -> None:
+    """Write byte code for every module under `directory`, as `interpreter`'s version reads it."""
+    command = [interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+    result = subprocess.run([*command, str(directory)], capture_output=True, text=True, check=False)  # noqa: S603
+    if result.returncode != 0:
+        raise RuntimeError(f"could not compile the Lambda bundle:\n{result.stdout}{result.stderr}")
+
+
+def copy_package(output_dir: str | Path) -> None:
+    shutil.copytree(REPO_ROOT / PACKAGE, Path(output_dir) / PACKAGE, ignore=shutil.ignore_patterns(*_IGNORED))
+
+
 def pip_command(output_dir: str) -> list[str]:
     platforms = [arg for platform in PIP_PLATFORMS for arg in ("--platform", platform)]
     return [
@@ -40,7 +68,7 @@ def pip_command(output_dir: str) -> list[str]:
         LAMBDA_PYTHON_VERSION,
         "--implementation",
         "cp",
-        # Byte code compiled by this interpreter would be stale on 3.14 anyway.
+        # Compiled afterwards, with the runtime's version, together with `lambdas/`.
         "--no-compile",
         "-r",
         str(REPO_ROOT / REQUIREMENTS),
@@ -57,16 +85,18 @@ class PipBundling:
         result = subprocess.run(pip_command(output_dir), capture_output=True, text=True, check=False)  # noqa: S603
         if result.returncode != 0:
             raise RuntimeError(f"pip could not bundle the Lambda dependencies:\n{result.stderr}")
-        shutil.copytree(
-            REPO_ROOT / PACKAGE, Path(output_dir) / PACKAGE, ignore=shutil.ignore_patterns(*_IGNORED)
-        )
+        copy_package(output_dir)
+        interpreter = matching_interpreter()
+        if interpreter is not None:
+            compile_bytecode(output_dir, interpreter)
         return True
 
 
 def source_hash() -> str:
     """Hash of the asset's inputs: the requirements, every file of the package and the pip target."""
     digest = hashlib.sha256()
-    digest.update(" ".join((*PIP_PLATFORMS, LAMBDA_PYTHON_VERSION)).encode())
+    compiled = "bytecode" if matching_interpreter() else "source"
+    digest.update(" ".join((*PIP_PLATFORMS, LAMBDA_PYTHON_VERSION, compiled)).encode())
     files = [REPO_ROOT / REQUIREMENTS]
     files += sorted(
         path

@@ -35,11 +35,24 @@ def test_dead_letter_and_recovery_never_load_the_api_models_or_the_job_types(han
     assert "PIL" not in loaded
 
 
-def test_the_worker_loads_job_types_but_not_their_heavy_dependencies() -> None:
-    loaded = modules_after_import(
+def test_the_worker_loads_a_job_type_on_its_first_lookup_without_its_heavy_dependencies() -> None:
+    registered = modules_after_import(
         "lambdas.handlers.worker",
         "from lambdas.jobs.types import register_builtin_types; register_builtin_types()",
     )
-    assert "lambdas.jobs.types.process_file" in loaded
-    assert "PIL" not in loaded
-    assert "lambdas.models.api" not in loaded
+    assert not any(name.startswith("lambdas.jobs.types.") for name in registered)
+    looked_up = modules_after_import(
+        "lambdas.handlers.worker",
+        "from lambdas.jobs.types import register_builtin_types; register_builtin_types()\n"
+        "from lambdas.jobs import registry; registry.get('process_file')",
+    )
+    assert {name for name in looked_up if name.startswith("lambdas.jobs.types.")} == {
+        "lambdas.jobs.types.process_file"
+    }
+    assert "PIL" not in looked_up
+    assert "lambdas.models.api" not in looked_up
+
+
+@pytest.mark.parametrize("handler", ["lambdas.handlers.worker", "lambdas.handlers.dead_letter"])
+def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> None:
+    assert not any(name.startswith("aws_xray_sdk") for name in modules_after_import(handler))

@@ -1,10 +1,9 @@
 """The built-in job types: every module in this package that defines `JOB_TYPE` is one.
 
-Adding a type is adding a module here (see docs/job-types.md); nothing else lists the types. Modules
-whose name starts with `_` are helpers, not types.
+Adding a type is adding a module named after it here (see docs/job-types.md); nothing else lists the
+types. Modules whose name starts with `_` are helpers, not types.
 """
 
-import importlib
 import pkgutil
 
 from lambdas.jobs import registry
@@ -15,9 +14,6 @@ def builtin_modules() -> list[str]:
 
 
 def register_builtin_types() -> None:
-    """Register every built-in type (idempotent). Modules are imported here, their heavy deps on use."""
+    """Register every built-in type by its module's name (idempotent); the module loads on first lookup."""
     for module_name in builtin_modules():
-        module = importlib.import_module(f"{__name__}.{module_name}")
-        job_type = getattr(module, "JOB_TYPE", None)
-        if job_type is not None and job_type.name not in registry.names():
-            registry.register(job_type)
+        registry.register_module(module_name, f"{__name__}.{module_name}")

@@ -1,0 +1,101 @@
+"""Cold start: a fresh interpreter importing each handler from a bundle laid out as the Lambda asset.
+
+The bundle is built the way `infra.bundling` builds the asset (pip target + `lambdas/`), for this
+machine's Python, since the real asset's wheels are for arm64 and 3.14. Two variants, interleaved:
+- with byte code, as a build machine that has the runtime's Python ships it (`compile_bytecode`);
+- without, as the asset is shipped when none is at hand: the same tree read with `-X pycache_prefix`
+  pointing at an empty directory and `-B`, so every module compiles on every start, as on Lambda's
+  read-only /var/task.
+The floor is `import boto3` from the same bundle, with byte code. Each figure is measured inside the
+child, around the import only, so interpreter start-up counts on neither side.
+"""
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.report import Figure, median, ms
+from infra import bundling
+
+HANDLERS = {"api": 2.0, "worker": 1.6, "dead_letter": 1.6, "recovery": 1.6}
+ROUNDS = 9
+_PROBE = "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+
+
+def bundle_dir() -> Path:
+    """The host-platform bundle, built once per content of requirements.txt and `lambdas/`."""
+    target = Path(tempfile.gettempdir()) / f"offload-bench-bundle-{bundling.source_hash()[:16]}"
+    if target.is_dir():
+        return target
+    building = Path(tempfile.mkdtemp(prefix="offload-bench-building-"))
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    command += ["--only-binary=:all:", "--no-compile", "-r", str(bundling.REPO_ROOT / bundling.REQUIREMENTS)]
+    subprocess.run([*command, "-t", str(building)], check=True, capture_output=True)
+    bundling.copy_package(building)
+    bundling.compile_bytecode(building, sys.executable)
+    building.rename(target)
+    return target
+
+
+def lambda_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """What a function's process sees: no site-packages of ours, tracing off as outside X-Ray's sample."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "CRITICAL",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        **(extra or {}),
+    }
+
+
+def python_in(compiled: bool, empty: Path) -> list[str]:
+    """The interpreter command: no site-packages (the `-c` code puts the bundle first on the path)."""
+    flags = ["-S", "-E"] if compiled else ["-S", "-E", "-B", "-X", f"pycache_prefix={empty}"]
+    return [sys.executable, *flags]
+
+
+def run_in_bundle(bundle: Path, code: str, compiled: bool, env: dict[str, str]) -> str:
+    with tempfile.TemporaryDirectory() as empty:
+        command = [
+            *python_in(compiled, Path(empty)),
+            "-c",
+            f"import sys; sys.path[:0] = [{str(bundle)!r}]\n{code}",
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"bundle probe failed:\n{result.stderr[-2000:]}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def _import_seconds(bundle: Path, module: str, compiled: bool) -> float:
+    return float(run_in_bundle(bundle, _PROBE.format(module=module), compiled, lambda_env()))
+
+
+def measure() -> list[Figure]:
+    bundle = bundle_dir()
+    variants = [("boto3", True)] + [(f"lambdas.handlers.{h}", c) for h in HANDLERS for c in (True, False)]
+    samples: dict[tuple[str, bool], list[float]] = {v: [] for v in variants}
+    for _ in range(ROUNDS):
+        for module, compiled in variants:
+            samples[(module, compiled)].append(_import_seconds(bundle, module, compiled))
+    floor = median(samples[("boto3", True)])
+    figures = []
+    for handler, limit in HANDLERS.items():
+        for compiled in (True, False):
+            value = median(samples[(f"lambdas.handlers.{handler}", compiled)])
+            shipped = "with byte code" if compiled else "source only"
+            detail = f"{ms(value)} / import boto3 {ms(floor)}, medians of {ROUNDS}"
+            figures.append(
+                Figure(f"cold start {handler} ({shipped})", value / floor, limit, detail, checked=compiled)
+            )
+    return figures
+
+
+def shipped_note() -> str:
+    interpreter = bundling.matching_interpreter()
+    version = bundling.LAMBDA_PYTHON_VERSION
+    if interpreter is None:
+        return f"note: no python{version} here, so `cdk synth` on this machine ships source only"
+    return f"note: `cdk synth` here compiles the asset with {interpreter} (python{version})"
