@@ -66,6 +66,17 @@ class OffloadStack(Stack):
             api_stage=api.rest_api.deployment_stage,
         )
 
+        self._outputs(api, queues, tables, storage, alerts, dashboard)
+
+    def _outputs(
+        self,
+        api: JobsApi,
+        queues: JobQueues,
+        tables: JobTables,
+        storage: Storage,
+        alerts: Alerts,
+        dashboard: OperationsDashboard,
+    ) -> None:
         for output_id, value in {
             "ApiUrl": api.rest_api.url,
             "ApiKeyId": api.api_key.key_id,
