@@ -14,28 +14,35 @@ class JobQueues(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
 
-        self.dead_letter = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(config.DLQ_RETENTION_DAYS),
-            # The dead-letter function's source queue: the same six-times rule as the main queue.
-            visibility_timeout=Duration.seconds(6 * DEAD_LETTER_TIMEOUT_SECONDS),
+        # The dead-letter function's source queue: the same six-times rule as the main queue.
+        self.dead_letter = self._queue(
+            "DeadLetterQueue", config.DLQ_RETENTION_DAYS, 6 * DEAD_LETTER_TIMEOUT_SECONDS
         )
         # The DLQ has no redrive of its own (cdk-nag's SQS3 knows it for a DLQ): a message its function
         # cannot handle is retried here until retention ends, and the DLQ alarm fires meanwhile.
 
-        self.main = sqs.Queue(
-            self,
+        self.main = self._queue(
             "Queue",
+            config.MAIN_QUEUE_RETENTION_DAYS,
+            config.VISIBILITY_TIMEOUT_SECONDS,
+            sqs.DeadLetterQueue(queue=self.dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT),
+        )
+
+    def _queue(
+        self,
+        construct_id: str,
+        retention_days: int,
+        visibility_seconds: int,
+        dead_letter_queue: sqs.DeadLetterQueue | None = None,
+    ) -> sqs.Queue:
+        return sqs.Queue(
+            self,
+            construct_id,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            retention_period=Duration.days(config.MAIN_QUEUE_RETENTION_DAYS),
-            visibility_timeout=Duration.seconds(config.VISIBILITY_TIMEOUT_SECONDS),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT
-            ),
+            retention_period=Duration.days(retention_days),
+            visibility_timeout=Duration.seconds(visibility_seconds),
+            dead_letter_queue=dead_letter_queue,
         )
 
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
