@@ -39,6 +39,9 @@ MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
 MAX_BODY_BYTES: Final = 256 * 1024
+# Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
+# far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
+MAX_JSON_DEPTH: Final = 32
 STATUS_SHARDS: Final = 8
 FINISHED_TTL_DAYS: Final = 30
 

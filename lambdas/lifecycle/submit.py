@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
+from lambdas.lifecycle.errors import IdempotencyConflictError, UnknownJobTypeError
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
@@ -25,14 +26,6 @@ from lambdas.store.queue import JobQueue
 
 # Idempotent submissions get a job id derived from (caller, key): a replay finds the same item.
 _IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1c1d9e-3f5b-4c1e-9a57-0ffb0ad00b1d")
-
-
-class UnknownJobTypeError(LookupError):
-    pass
-
-
-class IdempotencyConflictError(Exception):
-    """The Idempotency-Key was used before with a different request body."""
 
 
 @dataclass(frozen=True)

@@ -43,3 +43,17 @@ def test_the_worker_loads_job_types_but_not_their_heavy_dependencies() -> None:
     assert "lambdas.jobs.types.process_file" in loaded
     assert "PIL" not in loaded
     assert "lambdas.models.api" not in loaded
+
+
+def test_the_api_loads_its_routes_but_nothing_a_route_loads_when_it_first_runs() -> None:
+    loaded = modules_after_import("lambdas.handlers.api")
+    assert "aws_lambda_powertools.event_handler" in loaded
+    assert "lambdas.models.api" in loaded
+    # The store (and boto3 with it), the lifecycle and the job types load on a route's first call;
+    # the OpenAPI document's models only when the document is generated.
+    assert "boto3" not in loaded
+    assert not any(name.startswith("lambdas.store.") for name in loaded - {"lambdas.store.errors"})
+    assert "lambdas.lifecycle.submit" not in loaded
+    assert "lambdas.jobs.registry" not in loaded
+    assert not any(name.startswith("lambdas.jobs.types") for name in loaded)
+    assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
