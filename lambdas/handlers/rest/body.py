@@ -57,9 +57,10 @@ def _encodable(value: Any) -> bool:
 
 
 def as_json_request(event: dict[str, Any]) -> dict[str, Any]:
-    """Every body this API takes is JSON, whatever Content-Type the client sent (curl's -d says form)."""
-    if not event.get("body"):
-        return event
+    """Every body this API takes is JSON, whatever Content-Type the client sent (curl's -d says form).
+
+    Even without a body: Powertools refuses a content type it does not know before it looks for one.
+    """
     headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
     multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
     headers["Content-Type"] = "application/json"
