@@ -69,6 +69,9 @@ RECOVERY_GRACE_SECONDS: Final = 300
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
+# GET /jobs/{jobId} signs a fresh download URL for each file a job wrote, on every read: a URL signed by the
+# worker would die with the worker's temporary credentials, well before anyone asks for the result.
+DOWNLOAD_URL_EXPIRES_SECONDS: Final = 900
 # Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
 UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
 RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)

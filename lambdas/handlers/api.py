@@ -83,9 +83,11 @@ def submit_job(
 @app.get("/jobs/<jobId>", summary="Get a job", responses=responses(200, "The job", JobView, 404))
 def get_job(job_id: Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]) -> JobView:
     from lambdas.lifecycle.queries import find_job
+    from lambdas.lifecycle.uploads import download_links
 
     store, _ = _services()
-    return JobView.of(find_job(store, job_id))
+    job = find_job(store, job_id)
+    return JobView.of(job, download_links(job))
 
 
 @app.post(

@@ -40,6 +40,14 @@ class ChildrenView(_Wire):
     failed: int = Field(description="Children that were given up on (state `dead`).")
 
 
+class DownloadView(_Wire):
+    key: str
+    url: str = Field(description="Presigned URL: GET the file here until `expiresAt`.")
+    expires_at: str = Field(
+        description="The URL stops working at this time (ISO-8601, UTC); read the job again for a new one."
+    )
+
+
 class JobView(_Wire):
     job_id: str
     type: str
@@ -55,9 +63,13 @@ class JobView(_Wire):
     children: ChildrenView | None = Field(
         default=None, description="Counts of child jobs (a fan-out's deliveries)."
     )
+    downloads: list[DownloadView] | None = Field(
+        default=None,
+        description="For a done job that wrote files (process_file): a fresh presigned URL for each, on every read.",
+    )
 
     @classmethod
-    def of(cls, job: Job) -> Self:
+    def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
         counts = job.children
         due = datetime.fromtimestamp(job.due_at / 1000, UTC).isoformat(timespec="milliseconds")
         return cls(
@@ -72,6 +84,7 @@ class JobView(_Wire):
             updated_at=job.updated_at,
             next_attempt_at=due.replace("+00:00", "Z") if job.status is JobStatus.PENDING else None,
             parent_id=job.parent_id,
+            downloads=downloads or None,
             children=None
             if counts is None
             else ChildrenView(

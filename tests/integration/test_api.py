@@ -3,10 +3,12 @@
 import base64
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+import requests
 
 from lambdas import config
 from lambdas.handlers import api
@@ -266,3 +268,34 @@ def test_a_base64_body_that_is_not_utf8_json_is_400(pipeline: Pipeline, body: st
 
     assert status == 400
     assert response["error"]["code"] == "malformed_json"
+
+
+def test_a_done_process_file_job_links_each_file_it_wrote_with_an_expiring_url(pipeline: Pipeline) -> None:
+    # given an image uploaded the way a client does it, and processed
+    image = (Path(__file__).resolve().parents[1] / "assets" / "tiny.png").read_bytes()
+    ticket = pipeline.request("POST", "/uploads", {"filename": "tiny.png", "contentType": "image/png"}).body
+    assert requests.put(ticket["url"], data=image, headers=ticket["headers"], timeout=10).status_code == 200
+    job_id = pipeline.submit("process_file", {"key": ticket["key"]})
+    pipeline.run_worker()
+
+    # when the job is read
+    job = pipeline.job(job_id)
+
+    # then every file it wrote can be fetched without credentials, until the link expires
+    assert job["status"] == "done"
+    assert [d["key"] for d in job["downloads"]] == job["result"]["keys"]
+    for download in job["downloads"]:
+        assert download["key"].startswith(f"results/{job_id}/")
+        assert f"X-Amz-Expires={config.DOWNLOAD_URL_EXPIRES_SECONDS}&" in download["url"]
+        fetched = requests.get(download["url"], timeout=10)
+        assert fetched.status_code == 200
+        stored = boto3.client("s3").get_object(
+            Bucket=pipeline.env[config.ENV_UPLOADS_BUCKET], Key=download["key"]
+        )
+        assert fetched.content == stored["Body"].read()
+
+
+def test_a_job_that_wrote_no_files_has_no_downloads(pipeline: Pipeline) -> None:
+    job_id = pipeline.submit("test_echo", {"value": "x"})
+    pipeline.run_worker()
+    assert pipeline.job(job_id)["downloads"] is None
