@@ -16,6 +16,8 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``apiQuotaPerDay``: requests one API key may make per day.
 - ``allowHttpWebhooks``: let webhook jobs call plain-HTTP endpoints (default false; the local runtime
   sets it so webhooks can reach loopback receivers).
+- ``deletionProtection``: DynamoDB deletion protection on both tables (default true; false for
+  development stacks that are torn down often).
 
 Values given on the command line arrive as strings, so every key accepts its string form too.
 """
@@ -58,6 +60,7 @@ class Settings:
     api_burst_limit: int = 100
     api_quota_per_day: int = 100_000
     allow_http_webhooks: bool = False
+    deletion_protection: bool = True
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -104,9 +107,13 @@ class Settings:
     @property
     def longest_retry_span_seconds(self) -> int:
         """How long a message may legitimately stay on the main queue: the full delay, then every attempt
-        timing out and waiting out its backoff. Older than this, the worker is not keeping up."""
+        timing out and waiting out its backoff, or the longest Retry-After a webhook receiver may ask for
+        (a floor on the backoff). Older than this, the worker is not keeping up."""
         backoff = sum(
-            min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt)
+            max(
+                min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt),
+                config.MAX_RETRY_AFTER_SECONDS,
+            )
             for attempt in range(config.MAX_ATTEMPTS_LIMIT)
         )
         return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * config.WORKER_TIMEOUT_SECONDS
@@ -165,6 +172,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "apiBurstLimit": ("api_burst_limit", _int),
     "apiQuotaPerDay": ("api_quota_per_day", _int),
     "allowHttpWebhooks": ("allow_http_webhooks", _bool),
+    "deletionProtection": ("deletion_protection", _bool),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

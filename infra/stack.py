@@ -27,7 +27,7 @@ class OffloadStack(Stack):
                 "set (-c senderEmail=...) to an address or domain verified in SES.",
             )
 
-        tables = JobTables(self, "Tables")
+        tables = JobTables(self, "Tables", deletion_protection=settings.deletion_protection)
         queues = JobQueues(self, "Queues")
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
@@ -39,7 +39,7 @@ class OffloadStack(Stack):
             tables=tables,
             queues=queues,
             storage=storage,
-            alerts_topic=alerts.topic,
+            alerts=alerts,
         )
         Triggers(
             self,
@@ -54,9 +54,10 @@ class OffloadStack(Stack):
         Alarms(
             self,
             "Alarms",
-            topic=alerts.topic,
+            alerts=alerts,
             queues=queues,
-            worker=functions.worker.function,
+            functions=functions.watched,
+            api_stage=api.rest_api.deployment_stage,
             settings=settings,
         )
 
@@ -69,5 +70,7 @@ class OffloadStack(Stack):
             "DeliveriesTableName": tables.deliveries.table_name,
             "UploadsBucketName": storage.uploads.bucket_name,
             "AlertsTopicArn": alerts.topic.topic_arn,
+            # `offload webhook-secret` reads the signing secret through this (receivers need it to verify).
+            "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
         }.items():
             CfnOutput(self, output_id, value=value)

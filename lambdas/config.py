@@ -38,6 +38,8 @@ MAX_ATTEMPTS_LIMIT: Final = 10
 MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
+# The longest Retry-After a webhook receiver may ask for that a retry honours (a floor on its backoff).
+MAX_RETRY_AFTER_SECONDS: Final = 3600
 MAX_BODY_BYTES: Final = 256 * 1024
 # Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
@@ -85,5 +87,7 @@ METRIC_RETRIED: Final = "JobRetried"
 METRIC_DEAD: Final = "JobDead"
 METRIC_DURATION: Final = "JobDuration"  # milliseconds, with a jobType dimension as well
 METRIC_RECOVERED: Final = "JobRecovered"
+# One per finished recovery sweep: the stack alarms when none arrives for three scheduled periods.
+METRIC_SWEEPS: Final = "RecoverySweeps"
 
 STACK_ID: Final = "Offload"

@@ -31,6 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     report = _sweeper().sweep(lambda: context.get_remaining_time_in_millis() > _SAFETY_MARGIN_MS)
     if report.requeued:
         metrics.add_metric(name=config.METRIC_RECOVERED, unit=MetricUnit.Count, value=report.requeued)
+    metrics.add_metric(name=config.METRIC_SWEEPS, unit=MetricUnit.Count, value=1)
     summary: dict[str, Any] = {
         "requeuedPending": report.requeued_pending,
         "requeuedExpired": report.requeued_expired,

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 DELIVERY_TYPE = "webhook_delivery"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
-MAX_RETRY_AFTER_SECONDS = 3600
+MAX_RETRY_AFTER_SECONDS = config.MAX_RETRY_AFTER_SECONDS
 SECRET_CACHE_SECONDS = 300  # a rotated secret is picked up within five minutes
 _DELIVERY_NAMESPACE = uuid.UUID("2d6b4c8e-95f1-4c3a-b1f0-7a3e5d9c0b42")
 # Leave this much of the invocation for recording the outcome after the HTTP exchange.
