@@ -15,3 +15,12 @@ class IdempotencyConflictError(Exception):
 
 class JobNotFoundError(LookupError):
     pass
+
+
+class JobTooLargeError(ValueError):
+    """The job, as stored, would be over the store's item size limit (the store's ItemTooLargeError)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the job would be stored as {size} bytes; {limit} bytes allowed")
+        self.size = size
+        self.limit = limit

@@ -12,7 +12,12 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from lambdas import config
 from lambdas.jobs.base import InvalidPayloadError
-from lambdas.lifecycle.errors import IdempotencyConflictError, JobNotFoundError, UnknownJobTypeError
+from lambdas.lifecycle.errors import (
+    IdempotencyConflictError,
+    JobNotFoundError,
+    JobTooLargeError,
+    UnknownJobTypeError,
+)
 from lambdas.models.api import ErrorDetail, ErrorResponse
 from lambdas.observability import logger
 
@@ -35,6 +40,7 @@ class NestingTooDeepError(ValueError):
 
 _BY_TYPE: dict[type[Exception], tuple[int, str]] = {
     BodyTooLargeError: (413, "payload_too_large"),
+    JobTooLargeError: (413, "payload_too_large"),
     MalformedBodyError: (400, "malformed_json"),
     # Raised by Powertools while decoding a base64 body, before the body reaches the JSON reader.
     binascii.Error: (400, "malformed_json"),
