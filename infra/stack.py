@@ -20,12 +20,8 @@ class OffloadStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         settings = Settings.from_context(self.node)
-        if settings.sender_is_placeholder:
-            Annotations.of(self).add_warning_v2(
-                "offload:placeholderSenderEmail",
-                f"senderEmail is the placeholder {settings.sender_email}: email jobs will fail until it is "
-                "set (-c senderEmail=...) to an address or domain verified in SES.",
-            )
+        for warning_id, message in settings.warnings().items():
+            Annotations.of(self).add_warning_v2(warning_id, message)
 
         tables = JobTables(self, "Tables", deletion_protection=settings.deletion_protection)
         queues = JobQueues(self, "Queues")

@@ -35,14 +35,13 @@ install_error_map(app)
 @cache
 def _services() -> "tuple[JobStore, JobQueue]":
     from lambdas.jobs.types import register_builtin_types
-    from lambdas.models.settings import ApiSettings
-    from lambdas.store.jobs import JobStore
+    from lambdas.models import settings
+    from lambdas.store.factory import job_store
     from lambdas.store.queue import JobQueue
 
-    settings = ApiSettings.load()
+    api = settings.api()
     register_builtin_types()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return store, JobQueue(settings.queue_url)
+    return job_store(api), JobQueue(api.queue_url)
 
 
 @app.post(

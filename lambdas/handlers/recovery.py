@@ -8,9 +8,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.lifecycle.recovery import Sweeper
-from lambdas.models.settings import RecoverySettings
+from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
-from lambdas.store.jobs import JobStore
+from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue
 
 # Stop starting new work this long before the function's timeout.
@@ -19,9 +19,8 @@ _SAFETY_MARGIN_MS = 10_000
 
 @cache
 def _sweeper() -> Sweeper:
-    settings = RecoverySettings.load()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return Sweeper(store, JobQueue(settings.queue_url), settings.grace_seconds)
+    recovery = settings.recovery()
+    return Sweeper(job_store(recovery), JobQueue(recovery.queue_url), recovery.grace_seconds)
 
 
 @logger.inject_lambda_context

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
+from lambdas.lifecycle.capabilities import submission_context
 from lambdas.lifecycle.errors import IdempotencyConflictError, UnknownJobTypeError
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.job import Job, JobStatus, NewJob
@@ -56,7 +57,7 @@ def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
         ]
         raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
     if job_type.check_submission is not None:
-        job_type.check_submission(payload)
+        job_type.check_submission(payload, submission_context())
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

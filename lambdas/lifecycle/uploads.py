@@ -4,21 +4,22 @@ for the files a finished job wrote."""
 from datetime import UTC, datetime, timedelta
 
 from lambdas import config
+from lambdas.models import settings
 from lambdas.models.api import DownloadView
 from lambdas.models.job import Job, JobStatus
-from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse, uploads_settings
+from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.store.uploads import Uploads, result_key
 
 
 def start_upload(request: CreateUploadRequest) -> CreateUploadResponse:
-    settings = uploads_settings()
-    ticket = Uploads(settings.uploads_bucket).presign_put(request.filename, request.content_type)
+    api = settings.api()
+    ticket = Uploads(api.uploads_bucket).presign_put(request.filename, request.content_type)
     return CreateUploadResponse(
         key=ticket.key,
         url=ticket.url,
         headers=ticket.headers,
         expires_at=ticket.expires_at,
-        max_bytes=settings.max_file_bytes,
+        max_bytes=api.max_file_bytes,
     )
 
 
@@ -40,7 +41,7 @@ def download_links(job: Job, now: datetime | None = None) -> list[DownloadView]:
     ]
     if not own:
         return []
-    uploads = Uploads(uploads_settings().uploads_bucket)
+    uploads = Uploads(settings.api().uploads_bucket)
     expires_in = config.DOWNLOAD_URL_EXPIRES_SECONDS
     expires_at = ((now or datetime.now(UTC)) + timedelta(seconds=expires_in)).isoformat(timespec="seconds")
     return [

@@ -171,8 +171,9 @@ def test_a_required_variable_the_stack_cannot_set_fails_the_synth() -> None:
 
 
 def test_a_value_the_function_would_refuse_fails_the_synth() -> None:
-    # The worker's own bounds decide: a size it would reject at cold start is refused at synth.
-    with pytest.raises(FunctionEnvironmentError, match=config.ENV_THUMBNAIL_SIZES):
+    # A size the worker would reject at cold start is refused at synth: the context check now applies
+    # the same bound (lambdas.config), before the environment check would.
+    with pytest.raises(ValueError, match="thumbnailSizes"):
         synthesize({"thumbnailSizes": "8"})
 
 

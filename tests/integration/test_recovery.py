@@ -38,7 +38,9 @@ def test_a_lost_send_message_is_repaired_by_recovery(
 
     monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
     from lambdas.handlers import recovery
+    from lambdas.models import settings
 
+    settings.reset()
     recovery._sweeper.cache_clear()
     time.sleep(0.01)
     assert pipeline.run_recovery()["requeuedPending"] == 1
