@@ -128,7 +128,8 @@ def test_batch_with_mixed_outcomes_deletes_exactly_the_successful_messages(
     ]
     source.disable()
     try:
-        time.sleep(1.5)  # receives already in flight end (they wait at most 1 s)
+        # receives already in flight end, so none of them can take a job submitted below
+        assert source.wait_idle(timeout=30)
         ok_1 = client.submit("test_echo", {"value": "a"})
         flaky = client.submit("test_flaky", {"failTimes": 1, "retryAfter": 2}, maxAttempts=3)
         ok_2 = client.submit("test_echo", {"value": "b"})

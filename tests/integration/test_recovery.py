@@ -172,7 +172,7 @@ def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline) -> None:
 
 
 def test_a_worker_past_its_lease_loses_to_the_next_attempt(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv(config.ENV_LEASE_SECONDS, "1")
     job_id = pipeline.submit("test_sleep", {"seconds": 2.5})
@@ -192,6 +192,11 @@ def test_a_worker_past_its_lease_loses_to_the_next_attempt(
     assert slow == [{"batchItemFailures": []}]  # the stale attempt's message is simply dropped
     job = pipeline.job(job_id)
     assert (job["status"], job["attempts"]) == ("done", 2)
+    # the take-over is logged from the state it really left: an expired `processing`, not `pending`
+    transitions = [
+        m for m in caplog.messages if m.startswith(f"job {job_id} ") and m.endswith("-> processing")
+    ]
+    assert transitions == [f"job {job_id} pending -> processing", f"job {job_id} processing -> processing"]
 
 
 def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline) -> None:
