@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.capabilities import submission_context
-from lambdas.lifecycle.errors import IdempotencyConflictError, UnknownJobTypeError
+from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
-from lambdas.store.errors import JobExistsError
+from lambdas.store.errors import ItemTooLargeError, JobExistsError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
@@ -91,6 +91,8 @@ def submit(
                 "this Idempotency-Key was already used with a different request body"
             ) from None
         return Submitted(exists.existing, created=False)
+    except ItemTooLargeError as too_large:
+        raise JobTooLargeError(too_large.size, too_large.limit) from None
     log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
         queue.send(job.job_id, request.delay_seconds)

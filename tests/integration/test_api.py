@@ -12,6 +12,7 @@ import requests
 
 from lambdas import config
 from lambdas.handlers import api
+from lambdas.store import codec
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline, fail_sends, load_event
 
@@ -241,7 +242,6 @@ def test_nesting_up_to_the_limit_is_accepted(pipeline: Pipeline) -> None:
     assert invoke(post_event(json.dumps(over)))[0] == 400
 
 
-@pytest.mark.xfail(strict=True, reason="until the store writes payloads as compact UTF-8 (helper store)")
 def test_a_240_kb_body_of_non_ascii_text_is_stored(pipeline: Pipeline) -> None:
     # 80,000 three-byte characters: 240 KB as UTF-8, but 480 KB escaped as \uXXXX.
     text = "中" * 80_000
@@ -299,3 +299,19 @@ def test_a_job_that_wrote_no_files_has_no_downloads(pipeline: Pipeline) -> None:
     job_id = pipeline.submit("test_echo", {"value": "x"})
     pipeline.run_worker()
     assert pipeline.job(job_id)["downloads"] is None
+
+
+def test_a_job_too_large_to_store_is_413_saying_how_many_bytes_are_allowed(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A body under 256 KiB stays under DynamoDB's 400 KB once stored compactly, so lower the store's limit.
+    monkeypatch.setattr(codec, "ITEM_SIZE_LIMIT", 1000)
+
+    status, response, _ = invoke(
+        post_event(json.dumps({"type": "test_echo", "payload": {"value": "x" * 2000}}))
+    )
+
+    assert status == 413
+    assert response["error"]["code"] == "payload_too_large"
+    assert response["error"]["message"].endswith("1000 bytes allowed")
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 0
