@@ -47,12 +47,14 @@ _POLLED: Final = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMes
 ACCESS: Final[Mapping[str, Access]] = {
     # submit: PutItem (conditional), GetItem (an idempotent repeat, GET /jobs/{id}); SendMessage;
     # POST /uploads presigns a PutObject; process_file's submission check is a HeadObject (GetObject),
-    # and ListBucket turns HeadObject's answer for a missing key from 403 into 404.
+    # and ListBucket turns HeadObject's answer for a missing key from 403 into 404. GET /jobs/{id} presigns
+    # a GetObject for each file a done job wrote.
     "api": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
+        Resource.RESULT_FILES: ("s3:GetObject",),
         **_EVERY_FUNCTION,
     },
     # claim/complete/retry/fail: UpdateItem, with a parent in TransactWriteItems (authorised per item as

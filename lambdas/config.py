@@ -45,6 +45,9 @@ MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backo
 # The longest Retry-After a webhook receiver may ask for that a retry honours (a floor on its backoff).
 MAX_RETRY_AFTER_SECONDS: Final = 3600
 MAX_BODY_BYTES: Final = 256 * 1024
+# Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
+# far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
+MAX_JSON_DEPTH: Final = 32
 STATUS_SHARDS: Final = 8
 FINISHED_TTL_DAYS: Final = 30
 
@@ -72,6 +75,9 @@ RECOVERY_GRACE_SECONDS: Final = 300
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
+# GET /jobs/{jobId} signs a fresh download URL for each file a job wrote, on every read: a URL signed by the
+# worker would die with the worker's temporary credentials, well before anyone asks for the result.
+DOWNLOAD_URL_EXPIRES_SECONDS: Final = 900
 # Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
 UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
 RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)

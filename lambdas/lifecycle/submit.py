@@ -17,23 +17,16 @@ from pydantic import ValidationError
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.capabilities import submission_context
+from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
-from lambdas.store.errors import JobExistsError
+from lambdas.store.errors import ItemTooLargeError, JobExistsError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
 # Idempotent submissions get a job id derived from (caller, key): a replay finds the same item.
 _IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1c1d9e-3f5b-4c1e-9a57-0ffb0ad00b1d")
-
-
-class UnknownJobTypeError(LookupError):
-    pass
-
-
-class IdempotencyConflictError(Exception):
-    """The Idempotency-Key was used before with a different request body."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +91,8 @@ def submit(
                 "this Idempotency-Key was already used with a different request body"
             ) from None
         return Submitted(exists.existing, created=False)
+    except ItemTooLargeError as too_large:
+        raise JobTooLargeError(too_large.size, too_large.limit) from None
     log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
         queue.send(job.job_id, request.delay_seconds)

@@ -1,11 +1,13 @@
 """The HTTP API's request and response bodies (camelCase on the wire)."""
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
+from lambdas.models.job import Job, JobStatus
 
 
 class _Wire(BaseModel):
@@ -38,6 +40,14 @@ class ChildrenView(_Wire):
     failed: int = Field(description="Children that were given up on (state `dead`).")
 
 
+class DownloadView(_Wire):
+    key: str
+    url: str = Field(description="Presigned URL: GET the file here until `expiresAt`.")
+    expires_at: str = Field(
+        description="The URL stops working at this time (ISO-8601, UTC); read the job again for a new one."
+    )
+
+
 class JobView(_Wire):
     job_id: str
     type: str
@@ -53,6 +63,34 @@ class JobView(_Wire):
     children: ChildrenView | None = Field(
         default=None, description="Counts of child jobs (a fan-out's deliveries)."
     )
+    downloads: list[DownloadView] | None = Field(
+        default=None,
+        description="For a done job that wrote files (process_file): a fresh presigned URL for each, on every read.",
+    )
+
+    @classmethod
+    def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
+        counts = job.children
+        due = datetime.fromtimestamp(job.due_at / 1000, UTC).isoformat(timespec="milliseconds")
+        return cls(
+            job_id=job.job_id,
+            type=job.job_type,
+            status=job.status.value,
+            attempts=job.attempts,
+            max_attempts=job.max_attempts,
+            last_error=job.last_error,
+            result=job.result,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+            next_attempt_at=due.replace("+00:00", "Z") if job.status is JobStatus.PENDING else None,
+            parent_id=job.parent_id,
+            downloads=downloads or None,
+            children=None
+            if counts is None
+            else ChildrenView(
+                total=counts.total, pending=counts.pending, delivered=counts.done, failed=counts.dead
+            ),
+        )
 
 
 class ErrorDetail(_Wire):

@@ -97,6 +97,10 @@ class Uploads:
             headers=headers,
         )
 
+    def presign_get(self, key: str, expires_in: int) -> str:
+        params = {"Bucket": self.bucket, "Key": key}
+        return str(client("s3").generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in))
+
     def head(self, key: str) -> StoredObject:
         try:
             response = client("s3").head_object(Bucket=self.bucket, Key=key)

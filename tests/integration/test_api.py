@@ -1,13 +1,20 @@
 """POST /jobs and GET /jobs/{jobId} through the api handler, as API Gateway invokes it."""
 
+import base64
 import json
 import re
+from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
+import requests
 
 from lambdas import config
-from tests.support.pipeline import Pipeline, fail_sends
+from lambdas.handlers import api
+from lambdas.store import codec
+from local_runtime.context import LambdaContext
+from tests.support.pipeline import Pipeline, fail_sends, load_event
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -22,7 +29,10 @@ def test_submit_answers_202_stores_the_job_and_queues_only_its_id(pipeline: Pipe
     assert response.status == 202
     job_id = response.body["jobId"]
     assert response.body == {"jobId": job_id, "status": "pending"}
-    assert response.headers["Location"] == f"/jobs/{job_id}"
+    assert (
+        response.headers["Location"]
+        == f"https://abcdef1234.execute-api.us-east-1.amazonaws.com/prod/jobs/{job_id}"
+    )
     assert queued_bodies(pipeline) == [{"jobId": job_id}]
     job = pipeline.job(job_id)
     assert job["status"] == "pending"
@@ -164,3 +174,144 @@ def test_a_body_sent_without_a_json_content_type_is_still_read_as_json(pipeline:
     )
     assert response.status == 202
     assert pipeline.job(response.body["jobId"])["type"] == "test_echo"
+
+
+def invoke(event: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    response = api.handler(event, LambdaContext(function_name="api"))
+    headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
+    return response["statusCode"], json.loads(response["body"]), headers
+
+
+def post_event(body: str, **changes: Any) -> dict[str, Any]:
+    event = load_event("api_post_job.json")
+    event["body"] = body
+    event.update(changes)
+    return event
+
+
+def nested(levels: int, leaf: Any = 1) -> Any:
+    """`levels` arrays and objects inside each other, built without recursion."""
+    value = leaf
+    for level in range(levels):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+def fanout(data: dict[str, Any]) -> dict[str, Any]:
+    endpoints = [{"id": "a", "url": "https://93.184.215.14/hook"}]
+    return {"type": "webhook_fanout", "payload": {"eventType": "x.y", "data": data, "endpoints": endpoints}}
+
+
+def test_location_is_the_jobs_full_url_on_the_local_runtime_too(pipeline: Pipeline) -> None:
+    # The local front door: plain http, no X-Forwarded-Proto, the port in Host, the stage in the path.
+    event = post_event(json.dumps({"type": "test_echo", "payload": {}}))
+    event["headers"] = {"Host": "127.0.0.1:4010", "Content-Type": "application/json"}
+    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+    event["requestContext"].update(stage="local", path="/local/jobs", domainName="127.0.0.1")
+
+    status, body, headers = invoke(event)
+
+    assert status == 202
+    assert headers["Location"] == f"http://127.0.0.1:4010/local/jobs/{body['jobId']}"
+
+
+def test_a_body_nested_10000_levels_is_400_naming_the_limit(pipeline: Pipeline) -> None:
+    body = "[" * 10_000 + "]" * 10_000
+
+    status, response, _ = invoke(post_event(body))
+
+    assert status == 400
+    assert response["error"]["code"] == "nesting_too_deep"
+    assert str(config.MAX_JSON_DEPTH) in response["error"]["message"]
+
+
+def test_a_fanout_whose_data_nests_300_levels_is_400(pipeline: Pipeline) -> None:
+    status, response, _ = invoke(post_event(json.dumps(fanout({"deep": nested(300)}))))
+
+    assert status == 400
+    assert response["error"]["code"] == "nesting_too_deep"
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 0
+
+
+def test_nesting_up_to_the_limit_is_accepted(pipeline: Pipeline) -> None:
+    # The body, the payload and `data` are three levels; `deep` adds the rest.
+    at_limit = fanout({"deep": nested(config.MAX_JSON_DEPTH - 3)})
+    over = fanout({"deep": nested(config.MAX_JSON_DEPTH - 2)})
+
+    assert invoke(post_event(json.dumps(at_limit)))[0] == 202
+    assert invoke(post_event(json.dumps(over)))[0] == 400
+
+
+def test_a_240_kb_body_of_non_ascii_text_is_stored(pipeline: Pipeline) -> None:
+    # 80,000 three-byte characters: 240 KB as UTF-8, but 480 KB escaped as \uXXXX.
+    text = "中" * 80_000
+    body = json.dumps({"type": "test_echo", "payload": {"value": text}}, ensure_ascii=False)
+    assert len(body.encode()) < config.MAX_BODY_BYTES
+
+    status, response, _ = invoke(post_event(body))
+
+    assert status == 202, response
+    assert pipeline.job(response["jobId"])["status"] == "pending"
+
+
+def test_a_lone_surrogate_in_the_body_is_400(pipeline: Pipeline) -> None:
+    status, response, _ = invoke(post_event('{"type": "test_echo", "payload": {"value": "\\ud800"}}'))
+
+    assert status == 400
+    assert response["error"]["code"] == "malformed_json"
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 0
+
+
+@pytest.mark.parametrize("body", ["not base64!", base64.b64encode(b"\xff\xfe{").decode()])
+def test_a_base64_body_that_is_not_utf8_json_is_400(pipeline: Pipeline, body: str) -> None:
+    status, response, _ = invoke(post_event(body, isBase64Encoded=True))
+
+    assert status == 400
+    assert response["error"]["code"] == "malformed_json"
+
+
+def test_a_done_process_file_job_links_each_file_it_wrote_with_an_expiring_url(pipeline: Pipeline) -> None:
+    # given an image uploaded the way a client does it, and processed
+    image = (Path(__file__).resolve().parents[1] / "assets" / "tiny.png").read_bytes()
+    ticket = pipeline.request("POST", "/uploads", {"filename": "tiny.png", "contentType": "image/png"}).body
+    assert requests.put(ticket["url"], data=image, headers=ticket["headers"], timeout=10).status_code == 200
+    job_id = pipeline.submit("process_file", {"key": ticket["key"]})
+    pipeline.run_worker()
+
+    # when the job is read
+    job = pipeline.job(job_id)
+
+    # then every file it wrote can be fetched without credentials, until the link expires
+    assert job["status"] == "done"
+    assert [d["key"] for d in job["downloads"]] == job["result"]["keys"]
+    for download in job["downloads"]:
+        assert download["key"].startswith(f"results/{job_id}/")
+        assert f"X-Amz-Expires={config.DOWNLOAD_URL_EXPIRES_SECONDS}&" in download["url"]
+        fetched = requests.get(download["url"], timeout=10)
+        assert fetched.status_code == 200
+        stored = boto3.client("s3").get_object(
+            Bucket=pipeline.env[config.ENV_UPLOADS_BUCKET], Key=download["key"]
+        )
+        assert fetched.content == stored["Body"].read()
+
+
+def test_a_job_that_wrote_no_files_has_no_downloads(pipeline: Pipeline) -> None:
+    job_id = pipeline.submit("test_echo", {"value": "x"})
+    pipeline.run_worker()
+    assert pipeline.job(job_id)["downloads"] is None
+
+
+def test_a_job_too_large_to_store_is_413_saying_how_many_bytes_are_allowed(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A body under 256 KiB stays under DynamoDB's 400 KB once stored compactly, so lower the store's limit.
+    monkeypatch.setattr(codec, "ITEM_SIZE_LIMIT", 1000)
+
+    status, response, _ = invoke(
+        post_event(json.dumps({"type": "test_echo", "payload": {"value": "x" * 2000}}))
+    )
+
+    assert status == 413
+    assert response["error"]["code"] == "payload_too_large"
+    assert response["error"]["message"].endswith("1000 bytes allowed")
+    assert boto3.client("dynamodb").scan(TableName=pipeline.table)["Count"] == 0

@@ -56,3 +56,17 @@ def test_the_worker_loads_a_job_type_on_its_first_lookup_without_its_heavy_depen
 @pytest.mark.parametrize("handler", ["lambdas.handlers.worker", "lambdas.handlers.dead_letter"])
 def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> None:
     assert not any(name.startswith("aws_xray_sdk") for name in modules_after_import(handler))
+
+
+def test_the_api_loads_its_routes_but_nothing_a_route_loads_when_it_first_runs() -> None:
+    loaded = modules_after_import("lambdas.handlers.api")
+    assert "aws_lambda_powertools.event_handler" in loaded
+    assert "lambdas.models.api" in loaded
+    # The store (and boto3 with it), the lifecycle and the job types load on a route's first call;
+    # the OpenAPI document's models only when the document is generated.
+    assert "boto3" not in loaded
+    assert not any(name.startswith("lambdas.store.") for name in loaded - {"lambdas.store.errors"})
+    assert "lambdas.lifecycle.submit" not in loaded
+    assert "lambdas.jobs.registry" not in loaded
+    assert not any(name.startswith("lambdas.jobs.types") for name in loaded)
+    assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from lambdas import config
 from lambdas.handlers.api import openapi_document
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -27,3 +28,11 @@ def test_the_document_describes_the_routes_and_the_error_shape() -> None:
     }
     request = spec["components"]["schemas"]["SubmitJobRequest"]
     assert set(request["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds"}
+
+
+def test_the_document_names_the_nesting_limit_and_the_download_links() -> None:
+    spec = json.loads(openapi_document())
+    bad_request = spec["paths"]["/jobs"]["post"]["responses"]["400"]["description"]
+    assert f"deeper than {config.MAX_JSON_DEPTH} levels" in bad_request
+    assert "downloads" in spec["components"]["schemas"]["JobView"]["properties"]
+    assert set(spec["components"]["schemas"]["DownloadView"]["properties"]) == {"key", "url", "expiresAt"}

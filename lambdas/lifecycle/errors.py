@@ -1,0 +1,26 @@
+"""What the lifecycle refuses, as types: the API maps each to its HTTP status in one place.
+
+Plain classes with no imports, so the api function can register its error map at cold start without
+loading the lifecycle itself.
+"""
+
+
+class UnknownJobTypeError(LookupError):
+    """The request names a job type that does not exist or is not offered over the API."""
+
+
+class IdempotencyConflictError(Exception):
+    """The Idempotency-Key was used before with a different request body."""
+
+
+class JobNotFoundError(LookupError):
+    pass
+
+
+class JobTooLargeError(ValueError):
+    """The job, as stored, would be over the store's item size limit (the store's ItemTooLargeError)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the job would be stored as {size} bytes; {limit} bytes allowed")
+        self.size = size
+        self.limit = limit

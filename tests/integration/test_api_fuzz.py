@@ -1,0 +1,184 @@
+"""No input yields a 5xx: generated requests against the api handler, in-process under moto.
+
+Three generators, each deterministic (`derandomize`) so CI sees the same examples every run:
+- any request: method, path, headers, and a body that may be JSON, text, base64 or nonsense;
+- bodies shaped by the generated OpenAPI document (`docs/openapi.json`'s request schemas);
+- payloads shaped by each public job type's own model, so requests reach the lifecycle and the store.
+Every answer must be 2xx, or 4xx with `{"error": {"code", "message"}}`.
+"""
+
+import base64
+import json
+import socket
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as hypothesis_event
+from hypothesis import strategies as st
+
+from lambdas.handlers import api
+from lambdas.jobs import registry
+from lambdas.jobs.types import register_builtin_types
+from local_runtime.context import LambdaContext
+from tests.support.pipeline import Pipeline, load_event
+from tests.support.schemas import ANY_JSON, from_json_schema
+
+FUZZ = settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+
+# Text that JSON allows but that trips readers: escaped lone surrogates, deep nesting, huge numbers.
+TRICKY = st.sampled_from(
+    [
+        '"\\ud800"',
+        '{"type": "\\udfff", "payload": {}}',
+        "[" * 5000,
+        "[" * 40 + "]" * 40,
+        "1e999999",
+        "-0",
+        '{"a":1,"a":2}',
+    ]
+)
+HEADER_NAMES = st.sampled_from(
+    ["Idempotency-Key", "Content-Type", "Host", "X-Forwarded-Proto", "Accept", "Content-Length", "X-Custom"]
+)
+HEADER_VALUES = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=300)
+ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
+# Mostly the API's own routes (their bodies and headers are what is fuzzed), sometimes anything at all.
+ROUTES = st.one_of(
+    st.sampled_from([("POST", "/jobs"), ("POST", "/uploads"), ("GET", "/jobs/x"), ("GET", "/jobs/")]),
+    st.tuples(st.just("GET"), st.builds("/jobs/{}".format, ANY_TEXT)),
+    st.tuples(
+        st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]),
+        st.sampled_from(["/jobs", "/uploads", "/", "/jobs//x"]) | st.builds("/{}".format, ANY_TEXT),
+    ),
+)
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Webhook hosts are looked up at submission: here every name is unknown, so nothing leaves the machine."""
+
+    def no_such_host(*_: Any, **__: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+
+
+def request(
+    method: str, path: str, body: str | None, headers: dict[str, str], base64_body: bool = False
+) -> None:
+    """Send one request as API Gateway would and check the answer's status and shape."""
+    event = load_event("api_post_job.json")
+    event.update(httpMethod=method, path=path, body=body, isBase64Encoded=base64_body)
+    all_headers = {**event["headers"], **headers}
+    event["headers"], event["multiValueHeaders"] = all_headers, {k: [v] for k, v in all_headers.items()}
+    event["requestContext"].update(httpMethod=method, path=f"/prod{path}")
+
+    response = api.handler(event, LambdaContext(function_name="api"))
+
+    status = response["statusCode"]
+    assert 200 <= status < 300 or 400 <= status < 500, (status, response.get("body"))
+    answer = json.loads(response["body"])
+    # pytest --hypothesis-show-statistics: how far the examples got.
+    hypothesis_event(f"{status} {answer['error']['code'] if status >= 400 else ''}")
+    if status >= 400:
+        assert set(answer) == {"error"}, answer
+        assert all(
+            isinstance(answer["error"][part], str) and answer["error"][part] for part in ("code", "message")
+        )
+
+
+@pytest.mark.usefixtures("offline")
+@FUZZ
+@given(
+    route=ROUTES,
+    headers=st.dictionaries(HEADER_NAMES, HEADER_VALUES, max_size=4),
+    body=st.none() | ANY_JSON.map(json.dumps) | st.text(max_size=200) | TRICKY,
+    encode=st.booleans(),
+)
+def test_any_request_is_answered_2xx_or_4xx_in_the_error_shape(
+    pipeline: Pipeline, route: tuple[str, str], headers: dict[str, str], body: str | None, encode: bool
+) -> None:
+    encoded = base64.b64encode(body.encode()).decode() if encode and body is not None else body
+    request(*route, encoded, headers, base64_body=encode)
+
+
+def _documented_bodies() -> st.SearchStrategy[tuple[str, Any]]:
+    spec = json.loads(api.openapi_document())
+    routes = []
+    for path, operations in spec["paths"].items():
+        body = operations.get("post", {}).get("requestBody")
+        if body:
+            schema = body["content"]["application/json"]["schema"]
+            routes.append(st.tuples(st.just(path), from_json_schema(schema, spec)))
+    return st.one_of(routes)
+
+
+@pytest.mark.usefixtures("offline")
+@FUZZ
+@given(route=_documented_bodies(), key=st.none() | HEADER_VALUES)
+def test_bodies_shaped_by_the_openapi_document_never_get_a_5xx(
+    pipeline: Pipeline, route: tuple[str, Any], key: str | None
+) -> None:
+    path, body = route
+    request("POST", path, json.dumps(body), {"Idempotency-Key": key} if key is not None else {})
+
+
+def _typed_payloads() -> st.SearchStrategy[dict[str, Any]]:
+    register_builtin_types()
+    return st.one_of(
+        [
+            st.fixed_dictionaries(
+                {
+                    "type": st.just(t.name),
+                    "payload": from_json_schema(t.payload_model.model_json_schema(by_alias=True)),
+                },
+                optional={"maxAttempts": st.integers(-2, 12), "delaySeconds": st.integers(-1, 1000)},
+            )
+            for t in sorted(registry.public_types(), key=lambda t: t.name)
+        ]
+    )
+
+
+# Payloads that pass their type's checks, with the free-form parts fuzzed: these reach the store.
+ACCEPTABLE = st.one_of(
+    st.builds(
+        lambda data, event_type: {
+            "type": "webhook_fanout",
+            "payload": {
+                "eventType": event_type,
+                "data": data,
+                "endpoints": [{"id": "a", "url": "https://192.0.2.1/"}],
+            },
+        },
+        st.dictionaries(st.text(max_size=10), ANY_JSON, max_size=5),
+        st.from_regex(r"[a-z][a-z.]{0,20}", fullmatch=True),
+    ),
+    st.builds(
+        lambda subject, text: {
+            "type": "send_email",
+            "payload": {"to": ["ada@example.com"], "subject": subject, "text": text},
+        },
+        st.text(min_size=1, max_size=100),
+        st.text(min_size=1, max_size=2000),
+    ),
+)
+
+
+@pytest.mark.usefixtures("offline")
+@FUZZ
+@given(body=_typed_payloads() | ACCEPTABLE)
+def test_payloads_shaped_by_each_job_types_model_never_get_a_5xx(
+    pipeline: Pipeline, body: dict[str, Any]
+) -> None:
+    request("POST", "/jobs", json.dumps(body, ensure_ascii=False), {})
