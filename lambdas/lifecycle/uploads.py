@@ -1,12 +1,13 @@
 """Files in and out: a presigned PUT for an upload (named later by a `process_file` job), presigned GETs
 for the files a finished job wrote."""
 
-from datetime import UTC, datetime, timedelta
+import time
 
 from lambdas import config
 from lambdas.models import settings
 from lambdas.models.api import DownloadView
 from lambdas.models.job import Job, JobStatus
+from lambdas.models.timestamps import iso_time
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.store.uploads import Uploads, result_key
 
@@ -23,7 +24,7 @@ def start_upload(request: CreateUploadRequest) -> CreateUploadResponse:
     )
 
 
-def download_links(job: Job, now: datetime | None = None) -> list[DownloadView]:
+def download_links(job: Job, now: float | None = None) -> list[DownloadView]:
     """A fresh presigned GET for each file a finished job lists in its result's `keys`.
 
     Only keys under the job's own `results/<jobId>/` prefix are signed: a result can never hand out
@@ -43,10 +44,7 @@ def download_links(job: Job, now: datetime | None = None) -> list[DownloadView]:
         return []
     uploads = Uploads(settings.api().uploads_bucket)
     expires_in = config.DOWNLOAD_URL_EXPIRES_SECONDS
-    expires_at = ((now or datetime.now(UTC)) + timedelta(seconds=expires_in)).isoformat(timespec="seconds")
+    expires_at = iso_time((time.time() if now is None else now) + expires_in)
     return [
-        DownloadView(
-            key=key, url=uploads.presign_get(key, expires_in), expires_at=expires_at.replace("+00:00", "Z")
-        )
-        for key in own
+        DownloadView(key=key, url=uploads.presign_get(key, expires_in), expires_at=expires_at) for key in own
     ]

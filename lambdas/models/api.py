@@ -1,6 +1,5 @@
 """The HTTP API's request and response bodies (camelCase on the wire)."""
 
-from datetime import UTC, datetime
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -8,6 +7,7 @@ from pydantic.alias_generators import to_camel
 
 from lambdas import config
 from lambdas.models.job import Job, JobStatus
+from lambdas.models.timestamps import iso_time
 
 
 class _Wire(BaseModel):
@@ -71,7 +71,6 @@ class JobView(_Wire):
     @classmethod
     def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
         counts = job.children
-        due = datetime.fromtimestamp(job.due_at / 1000, UTC).isoformat(timespec="milliseconds")
         return cls(
             job_id=job.job_id,
             type=job.job_type,
@@ -82,7 +81,7 @@ class JobView(_Wire):
             result=job.result,
             created_at=job.created_at,
             updated_at=job.updated_at,
-            next_attempt_at=due.replace("+00:00", "Z") if job.status is JobStatus.PENDING else None,
+            next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,
             parent_id=job.parent_id,
             downloads=downloads or None,
             children=None
