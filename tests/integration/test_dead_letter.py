@@ -6,7 +6,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambdas import config
 from lambdas.store.jobs import JobStore
 from tests.support.pipeline import Pipeline
 
@@ -18,10 +17,10 @@ def redrive(pipeline: Pipeline, job_id: str) -> None:
     boto3.client("sqs").send_message(QueueUrl=pipeline.dlq_url, MessageBody=json.dumps({"jobId": job_id}))
 
 
-def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline) -> None:
+def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline, store: JobStore) -> None:
     job_id = pipeline.submit("test_echo", {})
     pipeline.receive(pipeline.queue_url)
-    JobStore(pipeline.table, config.STATUS_SHARDS, 1).claim(job_id, lease_seconds=300)
+    store.claim(job_id, lease_seconds=300)
     redrive(pipeline, job_id)
 
     assert pipeline.run_dead_letter() == {"batchItemFailures": []}
