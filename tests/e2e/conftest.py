@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import requests
 
-from local_runtime.provision import referenced_id
 from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
 
 WORKER = "lambdas.handlers.worker.handler"
@@ -93,13 +92,13 @@ def _short_dlq_window(template: dict[str, Any]) -> dict[str, Any]:
         for logical_id, r in resources.items()
         if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == DEAD_LETTER
     ]
-    for resource in resources.values():
-        props = resource["Properties"]
-        if (
-            resource["Type"] == "AWS::Lambda::EventSourceMapping"
-            and referenced_id(props["FunctionName"]) == function
-        ):
-            props["MaximumBatchingWindowInSeconds"] = DLQ_BATCHING_WINDOW
+    (mapping,) = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": function}
+    ]
+    mapping["MaximumBatchingWindowInSeconds"] = DLQ_BATCHING_WINDOW
     return template
 
 
