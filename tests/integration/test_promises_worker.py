@@ -4,6 +4,7 @@ Each test was first run against the one-line break its docstring names, seen to 
 """
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -66,6 +67,23 @@ def test_an_unknown_job_type_at_run_time_goes_dead_at_once_not_retried(pipeline:
     assert (job["status"], job["attempts"], job["lastError"]) == ("dead", 1, "unknown job type 'test_echo'")
     pipeline.run_dead_letter()
     assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
+
+
+def test_a_retry_comes_back_when_its_backoff_ends_not_the_queues_visibility_timeout(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken lines, each alone: `JobQueue.change_visibility`'s `QueueUrl=self.url` as `QueueUrl=None`;
+    its `max(0, ...)` as `max(1, ...)` (the backoff never reaches SQS, or is never zero)."""
+    monkeypatch.setattr(random, "random", lambda: 0.0)  # full jitter drew a backoff of zero seconds
+    job_id = pipeline.submit("test_flaky", {"failTimes": 1})
+    pipeline.run_worker()
+    assert pipeline.job(job_id)["status"] == "pending"
+
+    again = pipeline.receive(pipeline.queue_url)  # at once, not after the queue's visibility timeout
+
+    assert [json.loads(r["body"])["jobId"] for r in again] == [job_id]
+    assert pipeline.run_worker(again) == {"batchItemFailures": []}
+    assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("done", 2)
 
 
 class _Nothing(BaseModel):
