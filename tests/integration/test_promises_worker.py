@@ -86,6 +86,26 @@ def test_a_retry_comes_back_when_its_backoff_ends_not_the_queues_visibility_time
     assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("done", 2)
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("not json at all", "body is not JSON"),
+        ('["a"]', "body has no string jobId"),
+        ('{"jobId": ""}', "body has no string jobId"),
+        ('{"jobId": 7}', "body has no string jobId"),
+    ],
+)
+def test_a_poison_alert_says_why_the_message_names_no_job(pipeline: Pipeline, body: str, why: str) -> None:
+    """Broken line: `parse_job_message`'s `raise MalformedMessageError("body is not JSON")` without its reason."""
+    pipeline.sqs.send_message(QueueUrl=pipeline.queue_url, MessageBody=body)
+
+    pipeline.run_worker()
+    pipeline.run_dead_letter()
+
+    (alert,) = pipeline.alerts()
+    assert (alert["rawBody"], alert["reason"]) == (body, f"unreadable message: {why}; {why}")
+
+
 class _Nothing(BaseModel):
     pass
 
