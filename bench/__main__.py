@@ -43,9 +43,11 @@ def _io_bound(payload: _Wait, _context: JobContext) -> None:
 
 def _reset() -> None:
     from lambdas.handlers import api, worker
+    from lambdas.models import settings
     from lambdas.store import clients
 
     clients.reset()
+    settings.reset()
     api._services.cache_clear()
     worker._worker.cache_clear()
 
@@ -120,7 +122,7 @@ def _ms(seconds: float) -> str:
 def main() -> None:
     from infra.synth import synthesize
     from local_runtime.moto_server import MotoServer
-    from local_runtime.provision import provision
+    from local_runtime.template import provision
 
     os.environ.update(
         AWS_ACCESS_KEY_ID="bench",

@@ -114,7 +114,12 @@ class JobsApi(Construct):
                 status_code=str(status) if status else None,
                 templates={"application/json": error_template(code)},
             )
+        self._add_routes(handler)
+        self.api_key = self._add_usage_plan(settings)
+        self._acknowledge_findings()
 
+    def _add_routes(self, handler: lambda_.IFunction) -> None:
+        api = self.rest_api
         validator = api.add_request_validator(
             "RequestValidator", validate_request_body=True, validate_request_parameters=True
         )
@@ -138,7 +143,9 @@ class JobsApi(Construct):
         )
         api.root.add_resource("uploads").add_method("POST", integration, request_validator=validator)
 
-        self.api_key = apigateway.ApiKey(self, "ApiKey", description="offload client key")
+    def _add_usage_plan(self, settings: Settings) -> apigateway.ApiKey:
+        api = self.rest_api
+        api_key = apigateway.ApiKey(self, "ApiKey", description="offload client key")
         plan = api.add_usage_plan(
             "UsagePlan",
             description="offload clients",
@@ -148,9 +155,8 @@ class JobsApi(Construct):
             quota=apigateway.QuotaSettings(limit=settings.api_quota_per_day, period=apigateway.Period.DAY),
             api_stages=[apigateway.UsagePlanPerApiStage(api=api, stage=api.deployment_stage)],
         )
-        plan.add_api_key(self.api_key)
-
-        self._acknowledge_findings()
+        plan.add_api_key(api_key)
+        return api_key
 
     def _acknowledge_findings(self) -> None:
         for rule, reason in (

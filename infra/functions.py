@@ -1,16 +1,25 @@
-"""The four functions: one factory for what they share, then each one's environment and permissions."""
+"""The four functions: one spec each, one factory for what they share.
 
+Each function's environment comes from its settings model (infra/environment.py) and its permissions
+from the access table (infra/access.py), granted by the constructs that own the resources.
+"""
+
+import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol
 
-from aws_cdk import CfnElement, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_sns as sns
-from constructs import Construct, IConstruct
+from constructs import Construct
+from pydantic import BaseModel
 
-from infra.nag import acknowledge
+from infra.access import ACCESS, Access, Resource, grant
+from infra.environment import environment_for
+from infra.monitoring import Alerts, WatchedFunctions
+from infra.nag import acknowledge, arn_of
 from infra.queues import JobQueues
 from infra.settings import (
     API_MEMORY_MB,
@@ -24,42 +33,114 @@ from infra.settings import (
 from infra.storage import Storage
 from infra.tables import JobTables
 from lambdas import config
+from lambdas.models.settings import ApiSettings, DeadLetterSettings, RecoverySettings, WorkerSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
 
+@dataclass(frozen=True)
+class FunctionSpec:
+    construct_id: str
+    entry_point: str  # lambdas.handlers.<entry_point>, and its row in the access table
+    description: str
+    settings: tuple[type[BaseModel], ...]  # every model the function loads its environment into
+    timeout_seconds: int
+    memory_mb: int = SMALL_MEMORY_MB
+
+    @property
+    def access(self) -> Access:
+        return ACCESS[self.entry_point]
+
+
+def _separate_settings(*paths: str) -> tuple[type[BaseModel], ...]:
+    """Settings models some job types load on their own, beside their function's model.
+
+    They are being folded into the function models (issue 7); a path whose model no longer exists is
+    skipped, since its fields then live in the function's model and reach the environment from there.
+    """
+    found = []
+    for path in paths:
+        module_name, _, name = path.partition(":")
+        try:
+            model = getattr(importlib.import_module(module_name), name, None)
+        except ModuleNotFoundError:
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            found.append(model)
+    return tuple(found)
+
+
+API: Final = FunctionSpec(
+    "Api",
+    "api",
+    "offload REST API: submits jobs, reports their status, hands out upload URLs",
+    (
+        ApiSettings,
+        *_separate_settings(
+            "lambdas.models.uploads:UploadsSettings",
+            "lambdas.jobs.types.webhook_delivery:WebhookPolicySettings",
+        ),
+    ),
+    API_TIMEOUT_SECONDS,
+    API_MEMORY_MB,
+)
+WORKER: Final = FunctionSpec(
+    "Worker",
+    "worker",
+    "offload worker: runs jobs from the main queue",
+    (
+        WorkerSettings,
+        *_separate_settings(
+            "lambdas.jobs.types.process_file:FileSettings",
+            "lambdas.jobs.types.send_email:EmailSettings",
+            "lambdas.jobs.types.webhook_delivery:DeliverySettings",
+            "lambdas.jobs.types.webhook_delivery:WebhookPolicySettings",
+        ),
+    ),
+    config.WORKER_TIMEOUT_SECONDS,
+    WORKER_MEMORY_MB,
+)
+DEAD_LETTER: Final = FunctionSpec(
+    "DeadLetter",
+    "dead_letter",
+    "offload dead-letter consumer: marks jobs dead and raises an alert",
+    (DeadLetterSettings,),
+    DEAD_LETTER_TIMEOUT_SECONDS,
+)
+RECOVERY: Final = FunctionSpec(
+    "Recovery",
+    "recovery",
+    "offload recovery sweep: re-sends jobs whose message or worker was lost",
+    (RecoverySettings,),
+    config.RECOVERY_TIMEOUT_SECONDS,
+)
+SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY)
+
+
+class ResourceOwner(Protocol):
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None: ...
+
+
 class ServiceFunction(Construct):
     """A function of this service: its own role and log group, tracing on, Powertools configured."""
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        code: lambda_.Code,
-        entry_point: str,
-        description: str,
-        environment: Mapping[str, str],
-        timeout_seconds: int,
-        memory_mb: int = SMALL_MEMORY_MB,
+        self, scope: Construct, spec: FunctionSpec, *, code: lambda_.Code, environment: Mapping[str, str]
     ) -> None:
-        super().__init__(scope, construct_id)
-        # A role per function, and no managed policy: each one is granted exactly what it uses below.
+        super().__init__(scope, spec.construct_id)
+        # A role per function, and no managed policy: each one holds exactly its row of the access table.
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"offload {entry_point} function",
+            description=f"offload {spec.entry_point} function",
         )
         self.log_group = logs.LogGroup(
-            self,
-            "LogGroup",
-            retention=LOG_RETENTION,
-            removal_policy=RemovalPolicy.DESTROY,
+            self, "LogGroup", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY
         )
-        self.log_group.grant_write(self.role)
+        grant(self.role, spec.access, {Resource.LOG_GROUP: self.log_group.log_group_arn})
         acknowledge(
             self.role,
             "AwsSolutions-IAM5",
@@ -73,12 +154,12 @@ class ServiceFunction(Construct):
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             code=code,
-            handler=f"lambdas.handlers.{entry_point}.handler",
-            description=description,
+            handler=f"lambdas.handlers.{spec.entry_point}.handler",
+            description=spec.description,
             role=self.role,
             log_group=self.log_group,
-            timeout=Duration.seconds(timeout_seconds),
-            memory_size=memory_mb,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            memory_size=spec.memory_mb,
             tracing=lambda_.Tracing.ACTIVE,
             environment={
                 "POWERTOOLS_SERVICE_NAME": config.SERVICE_NAME,
@@ -102,173 +183,84 @@ class Functions(Construct):
         tables: JobTables,
         queues: JobQueues,
         storage: Storage,
-        alerts_topic: sns.ITopic,
+        alerts: Alerts,
     ) -> None:
         super().__init__(scope, construct_id)
-        jobs_table_env = {
-            config.ENV_JOBS_TABLE: tables.jobs.table_name,
-            config.ENV_STATUS_SHARDS: str(config.STATUS_SHARDS),
-            config.ENV_FINISHED_TTL_DAYS: str(config.FINISHED_TTL_DAYS),
-        }
-        uploads = storage.uploads
-
-        self.api = ServiceFunction(
-            self,
-            "Api",
-            code=code,
-            entry_point="api",
-            description="offload REST API: submits jobs, reports their status, hands out upload URLs",
-            timeout_seconds=API_TIMEOUT_SECONDS,
-            memory_mb=API_MEMORY_MB,
-            environment={
-                **jobs_table_env,
-                config.ENV_QUEUE_URL: queues.main.queue_url,
-                config.ENV_UPLOADS_BUCKET: uploads.bucket_name,
-                # Submission applies the same webhook URL policy and file size limit as the worker.
-                config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
-                config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
-            },
-        )
-        tables.jobs.grant_read_write_data(self.api.role)
-        queues.main.grant_send_messages(self.api.role)
-        # Presigned PUT URLs carry the signer's permissions: the api may only let clients write uploads.
-        # Reading them lets a submission be checked for a missing file (List* makes that a 404, not 403).
-        uploads.grant_put(self.api.role, f"{config.UPLOADS_PREFIX}*")
-        uploads.grant_read(self.api.role, f"{config.UPLOADS_PREFIX}*")
-        _acknowledge_object_grants(
-            self.api.role,
-            uploads,
-            [config.UPLOADS_PREFIX],
-            ["s3:Abort*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"],
-        )
-
-        self.worker = ServiceFunction(
-            self,
-            "Worker",
-            code=code,
-            entry_point="worker",
-            description="offload worker: runs jobs from the main queue",
-            timeout_seconds=config.WORKER_TIMEOUT_SECONDS,
-            memory_mb=WORKER_MEMORY_MB,
-            environment={
-                **jobs_table_env,
-                config.ENV_DELIVERIES_TABLE: tables.deliveries.table_name,
-                config.ENV_QUEUE_URL: queues.main.queue_url,
-                config.ENV_DLQ_URL: queues.dead_letter.queue_url,
-                config.ENV_UPLOADS_BUCKET: uploads.bucket_name,
-                config.ENV_WEBHOOK_SECRET_ARN: storage.webhook_secret.secret_arn,
-                config.ENV_SENDER_EMAIL: settings.sender_email,
-                config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
-                config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
-                config.ENV_LEASE_SECONDS: str(config.LEASE_SECONDS),
-                config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),
-                config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
-                config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
-                config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
-            },
-        )
-        worker_role = self.worker.role
-        tables.jobs.grant_read_write_data(worker_role)
-        tables.deliveries.grant_write_data(worker_role)
-        queues.main.grant_consume_messages(worker_role)  # includes ChangeMessageVisibility (backoff)
-        queues.main.grant_send_messages(worker_role)  # child jobs of a fan-out
-        queues.dead_letter.grant_send_messages(worker_role)
-        uploads.grant_read(worker_role, f"{config.UPLOADS_PREFIX}*")
-        uploads.grant_read_write(worker_role, f"{config.RESULTS_PREFIX}*")
-        _acknowledge_object_grants(
-            worker_role,
-            uploads,
-            [config.UPLOADS_PREFIX, config.RESULTS_PREFIX],
-            ["s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"],
-        )
-        acknowledge(
-            worker_role,
-            "AwsSolutions-IAM5",
-            "grant_write_data on the delivery log also covers its byEndpoint index; nothing outside "
-            "that one table.",
-            findings=[f"Resource::{_arn_of(tables.deliveries)}/index/*"],
-        )
-        storage.webhook_secret.grant_read(worker_role)
-        worker_role.add_to_principal_policy(_send_email_as(self, settings))
-
-        self.dead_letter = ServiceFunction(
-            self,
-            "DeadLetter",
-            code=code,
-            entry_point="dead_letter",
-            description="offload dead-letter consumer: marks jobs dead and raises an alert",
-            timeout_seconds=DEAD_LETTER_TIMEOUT_SECONDS,
-            environment={**jobs_table_env, config.ENV_ALERTS_TOPIC_ARN: alerts_topic.topic_arn},
-        )
-        tables.jobs.grant_read_write_data(self.dead_letter.role)
-        queues.dead_letter.grant_consume_messages(self.dead_letter.role)
-        alerts_topic.grant_publish(self.dead_letter.role)
-        acknowledge(
-            self.dead_letter.role,
-            "AwsSolutions-IAM5",
-            "Publishing to the encrypted alerts topic needs data keys from its one KMS key; CDK's "
-            "grant_publish names that key and the GenerateDataKey* family it needs.",
-            findings=["Action::kms:GenerateDataKey*"],
-        )
-
-        self.recovery = ServiceFunction(
-            self,
-            "Recovery",
-            code=code,
-            entry_point="recovery",
-            description="offload recovery sweep: re-sends jobs whose message or worker was lost",
-            timeout_seconds=config.RECOVERY_TIMEOUT_SECONDS,
-            environment={
-                **jobs_table_env,
-                config.ENV_QUEUE_URL: queues.main.queue_url,
-                config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
-            },
-        )
-        tables.jobs.grant_read_write_data(self.recovery.role)
-        queues.main.grant_send_messages(self.recovery.role)
-
-        for function in (self.api, self.worker, self.dead_letter, self.recovery):
-            acknowledge(
-                function.role,
-                "AwsSolutions-IAM5",
-                "grant_read_write_data on the jobs table also covers its indexes: the functions query "
-                "byStatus. Nothing outside that one table.",
-                findings=[f"Resource::{_arn_of(tables.jobs)}/index/*"],
+        offered = stack_environment(settings, tables, queues, storage, alerts)
+        owners: tuple[ResourceOwner, ...] = (tables, queues, storage, alerts, SenderIdentity(self, settings))
+        built = {}
+        for spec in SPECS:
+            function = ServiceFunction(
+                self, spec, code=code, environment=environment_for(spec.settings, offered)
             )
+            for owner in owners:
+                owner.grant_access(function.role, spec.access)
+            built[spec.entry_point] = function
+        self.api = built[API.entry_point]
+        self.worker = built[WORKER.entry_point]
+        self.dead_letter = built[DEAD_LETTER.entry_point]
+        self.recovery = built[RECOVERY.entry_point]
+        acknowledge(
+            self,
+            "AwsSolutions-IAM5",
+            "Object grants are scoped to one key prefix of the uploads bucket each: uploads/ (clients' files, "
+            "read and presigned) and results/ (what jobs write). Object keys are generated per upload and job.",
+            findings=[
+                f"Resource::{arn_of(storage.uploads)}/{prefix}*"
+                for prefix in (config.UPLOADS_PREFIX, config.RESULTS_PREFIX)
+            ],
+        )
+        self.watched = WatchedFunctions(
+            self.worker.function, self.dead_letter.function, self.recovery.function
+        )
 
 
-def _arn_of(construct: IConstruct) -> str:
-    """How cdk-nag names a resource's ARN in a finding: `<LogicalId.Arn>`."""
-    resource = construct.node.default_child
-    assert isinstance(resource, CfnElement)
-    return f"<{Stack.of(construct).resolve(resource.logical_id)}.Arn>"
+def stack_environment(
+    settings: Settings, tables: JobTables, queues: JobQueues, storage: Storage, alerts: Alerts
+) -> dict[str, str]:
+    """Every environment value the stack knows, by variable name; each function takes what its model
+    declares. The submission checks and the worker read the same values, so they cannot disagree."""
+    return {
+        config.ENV_JOBS_TABLE: tables.jobs.table_name,
+        config.ENV_DELIVERIES_TABLE: tables.deliveries.table_name,
+        config.ENV_STATUS_SHARDS: str(config.STATUS_SHARDS),
+        config.ENV_FINISHED_TTL_DAYS: str(config.FINISHED_TTL_DAYS),
+        config.ENV_QUEUE_URL: queues.main.queue_url,
+        config.ENV_DLQ_URL: queues.dead_letter.queue_url,
+        config.ENV_ALERTS_TOPIC_ARN: alerts.topic.topic_arn,
+        config.ENV_UPLOADS_BUCKET: storage.uploads.bucket_name,
+        config.ENV_WEBHOOK_SECRET_ARN: storage.webhook_secret.secret_arn,
+        config.ENV_SENDER_EMAIL: settings.sender_email,
+        config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
+        config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
+        config.ENV_LEASE_SECONDS: str(config.LEASE_SECONDS),
+        config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
+        config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),
+        config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
+        config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
+        config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
+    }
 
 
-def _acknowledge_object_grants(
-    role: iam.IRole, bucket: s3.IBucket, prefixes: list[str], action_groups: list[str]
-) -> None:
-    acknowledge(
-        role,
-        "AwsSolutions-IAM5",
-        "CDK's bucket grants (read, put, read-write), each scoped to the objects under one key prefix of "
-        "the uploads bucket: uploads/ to presign and read, results/ to write. The wildcards are CDK's "
-        "action groups for those grants.",
-        findings=[
-            *(f"Action::{action}" for action in action_groups),
-            *(f"Resource::{_arn_of(bucket)}/{prefix}*" for prefix in prefixes),
-        ],
-    )
+class SenderIdentity:
+    """The SES identity email jobs send as. It lives outside the stack (verified by hand), so no
+    construct owns it: this grants sending on it, and only with senderEmail as the From address."""
 
+    def __init__(self, scope: Construct, settings: Settings) -> None:
+        stack = Stack.of(scope)
+        # SES authorizes a send against the identity that verified the From address: the address itself,
+        # or its domain when the domain is verified. Either may be the one.
+        self._identities = [
+            stack.format_arn(service="ses", resource="identity", resource_name=name)
+            for name in (settings.sender_email, settings.sender_domain)
+        ]
+        self._from = settings.sender_email
 
-def _send_email_as(scope: Construct, settings: Settings) -> iam.PolicyStatement:
-    """SES authorizes a send against the identity that verified the From address: the address itself, or
-    its domain when the domain is verified. Either is allowed here, and only with that From address."""
-    stack = Stack.of(scope)
-    identities = [settings.sender_email, settings.sender_domain]
-    return iam.PolicyStatement(
-        actions=["ses:SendEmail"],
-        resources=[
-            stack.format_arn(service="ses", resource="identity", resource_name=name) for name in identities
-        ],
-        conditions={"StringEquals": {"ses:FromAddress": settings.sender_email}},
-    )
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
+        conditions = {"StringEquals": {"ses:FromAddress": self._from}}
+        grant(
+            grantee,
+            access,
+            {Resource.SENDER_IDENTITY: self._identities},
+            {Resource.SENDER_IDENTITY: conditions},
+        )

@@ -1,6 +1,11 @@
 """Alerting: the encrypted SNS topic, and the alarms that publish to it."""
 
-from aws_cdk import Duration, RemovalPolicy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
@@ -10,11 +15,16 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from infra.access import Access, Resource, grant
 from infra.queues import JobQueues
 from infra.settings import Settings
 from lambdas import config
 
 _PERIOD = Duration.minutes(5)
+# CloudWatch evaluates an alarm over at most one day.
+_LONGEST_PERIOD_MINUTES: Final = 24 * 60
+# A 5xx is always a bug (every input gets a 2xx or a 4xx), but single ones are not worth a page.
+API_5XX_RATE: Final = 0.01
 
 
 class Alerts(Construct):
@@ -33,31 +43,96 @@ class Alerts(Construct):
             removal_policy=RemovalPolicy.DESTROY,
             pending_window=Duration.days(7),
         )
-        self.key.grant(
-            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
-        )
-
         self.topic = sns.Topic(self, "AlertsTopic", master_key=self.key, enforce_ssl=True)
         if alert_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(alert_email))
 
+    def allow_alarms(self, alarm_arns: Sequence[str]) -> None:
+        """Let CloudWatch use the key, and only for these alarms of this account (confused deputy)."""
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
+                    "ArnEquals": {"aws:SourceArn": list(alarm_arns)},
+                },
+            )
+        )
+
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
+        grant(
+            grantee,
+            access,
+            {Resource.ALERTS_TOPIC: self.topic.topic_arn, Resource.ALERTS_KEY: self.key.key_arn},
+        )
+
+
+@dataclass(frozen=True)
+class WatchedFunctions:
+    worker: lambda_.IFunction
+    dead_letter: lambda_.IFunction
+    recovery: lambda_.IFunction
+
 
 class Alarms(Construct):
-    """Alarms on the signals that mean jobs are being lost or delayed."""
+    """Alarms on every path where a job could be lost or stuck, each publishing to the alerts topic."""
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        topic: sns.ITopic,
+        alerts: Alerts,
         queues: JobQueues,
-        worker: lambda_.IFunction,
+        functions: WatchedFunctions,
+        api_stage: apigateway.Stage,
         settings: Settings,
     ) -> None:
         super().__init__(scope, construct_id)
-        self._action = cloudwatch_actions.SnsAction(topic)
+        self._action = cloudwatch_actions.SnsAction(alerts.topic)
+        self._arns: list[str] = []
+        self._queue_alarms(queues, settings)
+        # SQS does not count redriven messages in the DLQ's NumberOfMessagesSent, so jobs given up on are
+        # counted by the functions themselves (EMF metric).
+        self._any(
+            "JobsDead",
+            _service_metric(config.METRIC_DEAD, _PERIOD),
+            "At least one job exhausted its attempts and is dead.",
+        )
+        for name, function, description in (
+            ("WorkerErrors", functions.worker, "Worker invocations failed as a whole (crash or timeout)."),
+            (
+                "DeadLetterErrors",
+                functions.dead_letter,
+                "The dead-letter consumer crashed or timed out: dead jobs may go unmarked and unalerted.",
+            ),
+            (
+                "RecoveryErrors",
+                functions.recovery,
+                "The recovery sweep failed: lost messages and crashed workers are not being repaired.",
+            ),
+        ):
+            self._any(
+                name, function.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM), description
+            )
+        self._any(
+            "WorkerThrottles",
+            functions.worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
+            "Worker invocations were throttled: account concurrency is short.",
+        )
+        self._sweep_alarm(settings)
+        self._alarm(
+            "ApiServerErrorRate",
+            api_stage.metric_server_error(period=_PERIOD, statistic=cloudwatch.Stats.AVERAGE),
+            threshold=API_5XX_RATE,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            description=f"At least {API_5XX_RATE:.0%} of API requests answered 5xx: submissions may be failing.",
+        )
+        alerts.allow_alarms(self._arns)
 
+    def _queue_alarms(self, queues: JobQueues, settings: Settings) -> None:
         # The dead-letter function drains this queue within a minute; a message that stays for two
         # whole periods means that function is failing or cannot keep up.
         self._alarm(
@@ -70,21 +145,6 @@ class Alarms(Construct):
             evaluation_periods=2,
             description="Messages stay on the dead-letter queue: the dead-letter function is failing or behind.",
         )
-        # SQS does not count redriven messages in the DLQ's NumberOfMessagesSent, so jobs given up on are
-        # counted by the functions themselves (EMF metric).
-        self._alarm(
-            "JobsDead",
-            cloudwatch.Metric(
-                namespace=config.METRICS_NAMESPACE,
-                metric_name=config.METRIC_DEAD,
-                dimensions_map={"service": config.SERVICE_NAME},
-                statistic=cloudwatch.Stats.SUM,
-                period=_PERIOD,
-            ),
-            threshold=1,
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            description="At least one job exhausted its attempts and is dead.",
-        )
         self._alarm(
             "QueueBacklogAge",
             queues.main.metric_approximate_age_of_oldest_message(
@@ -93,22 +153,31 @@ class Alarms(Construct):
             threshold=settings.longest_retry_span_seconds,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=2,
-            description="A job message is older than the longest legitimate delay-plus-retry schedule: "
-            "the worker is not keeping up.",
+            description="A job message is older than the longest legitimate delay-plus-retry schedule "
+            "(every retry waiting out the largest Retry-After honoured): the worker is not keeping up.",
         )
+
+    def _sweep_alarm(self, settings: Settings) -> None:
+        """No finished sweep in three scheduled periods: the recovery function counts each sweep it
+        finishes, so a schedule that stopped and a function that crashes or times out every time both
+        show as missing data, which breaches here."""
+        window = Duration.minutes(min(3 * settings.recovery_rate_minutes, _LONGEST_PERIOD_MINUTES))
         self._alarm(
-            "WorkerErrors",
-            worker.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
+            "RecoverySweepsMissing",
+            _service_metric(config.METRIC_SWEEPS, window),
+            threshold=1,
+            comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            missing=cloudwatch.TreatMissingData.BREACHING,
+            description="No recovery sweep finished in three scheduled periods: nothing repairs lost jobs.",
+        )
+
+    def _any(self, construct_id: str, metric: cloudwatch.IMetric, description: str) -> None:
+        self._alarm(
+            construct_id,
+            metric,
             threshold=1,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            description="Worker invocations failed as a whole (crash or timeout), not single jobs.",
-        )
-        self._alarm(
-            "WorkerThrottles",
-            worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
-            threshold=1,
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            description="Worker invocations were throttled: account concurrency is short.",
+            description=description,
         )
 
     def _alarm(
@@ -120,19 +189,41 @@ class Alarms(Construct):
         comparison: cloudwatch.ComparisonOperator,
         description: str,
         evaluation_periods: int = 1,
-    ) -> cloudwatch.Alarm:
+        # No data mostly means no messages or no invocations: nothing is wrong.
+        missing: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
+    ) -> None:
+        # Named, so the alerts key can name the alarms that may use it without depending on them.
+        name = f"{Stack.of(self).stack_name}-{construct_id}"
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
+            alarm_name=name,
             metric=metric,
             threshold=threshold,
             comparison_operator=comparison,
             evaluation_periods=evaluation_periods,
             datapoints_to_alarm=evaluation_periods,
-            # No data means no messages or no invocations: nothing is wrong.
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            treat_missing_data=missing,
             alarm_description=description,
         )
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
-        return alarm
+        self._arns.append(
+            Stack.of(self).format_arn(
+                service="cloudwatch",
+                resource="alarm",
+                resource_name=name,
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
+        )
+
+
+def _service_metric(name: str, period: Duration) -> cloudwatch.Metric:
+    """A count the functions emit (EMF, namespace and service dimension of lambdas.config)."""
+    return cloudwatch.Metric(
+        namespace=config.METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": config.SERVICE_NAME},
+        statistic=cloudwatch.Stats.SUM,
+        period=period,
+    )

@@ -1,9 +1,11 @@
 """The main job queue and its dead-letter queue."""
 
 from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.access import Access, Resource, grant
 from infra.settings import DEAD_LETTER_TIMEOUT_SECONDS
 from lambdas import config
 
@@ -34,4 +36,14 @@ class JobQueues(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT
             ),
+        )
+
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
+        grant(
+            grantee,
+            access,
+            {
+                Resource.MAIN_QUEUE: self.main.queue_arn,
+                Resource.DEAD_LETTER_QUEUE: self.dead_letter.queue_arn,
+            },
         )

@@ -9,15 +9,21 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``workerBatchingWindowSeconds``: how long SQS gathers a batch (0..300).
 - ``workerMaxConcurrency``: most concurrent worker invocations the queue may drive (2..1000).
 - ``recoveryRateMinutes``: how often the recovery sweep runs (1..1440).
-- ``backoffBaseSeconds`` / ``backoffCapSeconds``: retry backoff of failed jobs (base <= cap <= 43200,
+- ``backoffBaseSeconds`` / ``backoffCapSeconds``: retry backoff of failed jobs (1 <= base <= cap <= 43200,
   the longest visibility timeout SQS accepts).
-- ``thumbnailSizes``: edge lengths of generated thumbnails, a list or "128,512".
+- ``thumbnailSizes``: edge lengths of generated thumbnails (16..4096 each), a list or "128,512".
 - ``apiRateLimit`` / ``apiBurstLimit``: steady requests per second and burst of the usage plan and stage.
 - ``apiQuotaPerDay``: requests one API key may make per day.
 - ``allowHttpWebhooks``: let webhook jobs call plain-HTTP endpoints (default false; the local runtime
   sets it so webhooks can reach loopback receivers).
+- ``localRuntime``: the template is for the local runtime (`make run`), which sets it; warnings that
+  only matter in an AWS account (the placeholder sender) are left out.
+- ``deletionProtection``: DynamoDB deletion protection on both tables (default true; false for
+  development stacks that are torn down often).
 
-Values given on the command line arrive as strings, so every key accepts its string form too.
+Values given on the command line arrive as strings, so every key accepts its string form too. The
+bounds shared with the functions' run-time settings come from `lambdas.config`, so a value synth
+accepts is one the functions accept when they start.
 """
 
 from collections.abc import Callable, Iterator
@@ -27,6 +33,7 @@ from typing import Any, Final
 from constructs import Node
 
 from lambdas import config
+from lambdas.models.settings import THUMBNAIL_SIZES_RULE, thumbnail_size_allowed
 
 # Tunables only the infrastructure needs: the function code never reads them.
 API_TIMEOUT_SECONDS: Final = 10
@@ -40,7 +47,6 @@ RESULTS_EXPIRE_DAYS: Final = 30
 INCOMPLETE_UPLOAD_DAYS: Final = 1
 ACCESS_LOGS_EXPIRE_DAYS: Final = 90
 PLACEHOLDER_SENDER: Final = "no-reply@example.com"
-SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class Settings:
     api_burst_limit: int = 100
     api_quota_per_day: int = 100_000
     allow_http_webhooks: bool = False
+    local_runtime: bool = False
+    deletion_protection: bool = True
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -79,12 +87,12 @@ class Settings:
             yield "workerMaxConcurrency must be 2..1000"
         if not 1 <= self.recovery_rate_minutes <= 1440:
             yield "recoveryRateMinutes must be 1..1440"
-        if self.backoff_base_seconds < 1:
-            yield "backoffBaseSeconds must be at least 1"
-        if not self.backoff_base_seconds <= self.backoff_cap_seconds <= SQS_MAX_VISIBILITY_SECONDS:
-            yield f"backoffCapSeconds must be backoffBaseSeconds..{SQS_MAX_VISIBILITY_SECONDS}"
-        if not self.thumbnail_sizes or not all(1 <= size <= 4096 for size in self.thumbnail_sizes):
-            yield "thumbnailSizes must list sizes of 1..4096 pixels"
+        if self.backoff_base_seconds < config.MIN_BACKOFF_SECONDS:
+            yield f"backoffBaseSeconds must be at least {config.MIN_BACKOFF_SECONDS}"
+        if not self.backoff_base_seconds <= self.backoff_cap_seconds <= config.SQS_MAX_VISIBILITY_SECONDS:
+            yield f"backoffCapSeconds must be backoffBaseSeconds..{config.SQS_MAX_VISIBILITY_SECONDS}"
+        if not self.thumbnail_sizes or not all(thumbnail_size_allowed(size) for size in self.thumbnail_sizes):
+            yield f"thumbnailSizes: {THUMBNAIL_SIZES_RULE}"
         for key, value in (
             ("apiRateLimit", self.api_rate_limit),
             ("apiBurstLimit", self.api_burst_limit),
@@ -97,6 +105,17 @@ class Settings:
     def sender_is_placeholder(self) -> bool:
         return self.sender_email == PLACEHOLDER_SENDER
 
+    def warnings(self) -> dict[str, str]:
+        """Synth warnings (id -> message) that apply where this template is going."""
+        found: dict[str, str] = {}
+        # The local runtime verifies whatever sender the template names, so email works there as is.
+        if self.sender_is_placeholder and not self.local_runtime:
+            found["offload:placeholderSenderEmail"] = (
+                f"senderEmail is the placeholder {self.sender_email}: email jobs will fail until it is "
+                "set (-c senderEmail=...) to an address or domain verified in SES."
+            )
+        return found
+
     @property
     def sender_domain(self) -> str:
         return self.sender_email.rpartition("@")[2]
@@ -104,9 +123,13 @@ class Settings:
     @property
     def longest_retry_span_seconds(self) -> int:
         """How long a message may legitimately stay on the main queue: the full delay, then every attempt
-        timing out and waiting out its backoff. Older than this, the worker is not keeping up."""
+        timing out and waiting out its backoff, or the longest Retry-After a webhook receiver may ask for
+        (a floor on the backoff). Older than this, the worker is not keeping up."""
         backoff = sum(
-            min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt)
+            max(
+                min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt),
+                config.MAX_RETRY_AFTER_SECONDS,
+            )
             for attempt in range(config.MAX_ATTEMPTS_LIMIT)
         )
         return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * config.WORKER_TIMEOUT_SECONDS
@@ -165,6 +188,8 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "apiBurstLimit": ("api_burst_limit", _int),
     "apiQuotaPerDay": ("api_quota_per_day", _int),
     "allowHttpWebhooks": ("allow_http_webhooks", _bool),
+    "localRuntime": ("local_runtime", _bool),
+    "deletionProtection": ("deletion_protection", _bool),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

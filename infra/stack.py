@@ -20,14 +20,10 @@ class OffloadStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         settings = Settings.from_context(self.node)
-        if settings.sender_is_placeholder:
-            Annotations.of(self).add_warning_v2(
-                "offload:placeholderSenderEmail",
-                f"senderEmail is the placeholder {settings.sender_email}: email jobs will fail until it is "
-                "set (-c senderEmail=...) to an address or domain verified in SES.",
-            )
+        for warning_id, message in settings.warnings().items():
+            Annotations.of(self).add_warning_v2(warning_id, message)
 
-        tables = JobTables(self, "Tables")
+        tables = JobTables(self, "Tables", deletion_protection=settings.deletion_protection)
         queues = JobQueues(self, "Queues")
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
@@ -39,7 +35,7 @@ class OffloadStack(Stack):
             tables=tables,
             queues=queues,
             storage=storage,
-            alerts_topic=alerts.topic,
+            alerts=alerts,
         )
         Triggers(
             self,
@@ -54,9 +50,10 @@ class OffloadStack(Stack):
         Alarms(
             self,
             "Alarms",
-            topic=alerts.topic,
+            alerts=alerts,
             queues=queues,
-            worker=functions.worker.function,
+            functions=functions.watched,
+            api_stage=api.rest_api.deployment_stage,
             settings=settings,
         )
 
@@ -69,5 +66,7 @@ class OffloadStack(Stack):
             "DeliveriesTableName": tables.deliveries.table_name,
             "UploadsBucketName": storage.uploads.bucket_name,
             "AlertsTopicArn": alerts.topic.topic_arn,
+            # `offload webhook-secret` reads the signing secret through this (receivers need it to verify).
+            "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
         }.items():
             CfnOutput(self, output_id, value=value)

@@ -1,10 +1,12 @@
 """The uploads bucket (client files and job results), its access-log bucket, and the webhook signing secret."""
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from infra.access import Access, Resource, grant
 from infra.nag import acknowledge
 from infra.settings import (
     ACCESS_LOGS_EXPIRE_DAYS,
@@ -71,4 +73,16 @@ class Storage(Construct):
             "AwsSolutions-SMG4",
             "Webhook receivers hold a copy of this secret, so rotating it needs a coordinated "
             "hand-over with them; rotation is manual and documented in docs/configuration.md.",
+        )
+
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
+        grant(
+            grantee,
+            access,
+            {
+                Resource.UPLOADS_BUCKET: self.uploads.bucket_arn,
+                Resource.UPLOADED_FILES: self.uploads.arn_for_objects(f"{config.UPLOADS_PREFIX}*"),
+                Resource.RESULT_FILES: self.uploads.arn_for_objects(f"{config.RESULTS_PREFIX}*"),
+                Resource.SIGNING_SECRET: self.webhook_secret.secret_arn,
+            },
         )

@@ -2,8 +2,10 @@
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from infra.access import Access, Resource, grant
 from lambdas.store import schema
 
 _S = dynamodb.AttributeType.STRING
@@ -14,40 +16,61 @@ def _table(
     scope: Construct,
     construct_id: str,
     partition_key: str,
+    *,
+    deletion_protection: bool,
     sort_key: str | None = None,
-    time_to_live_attribute: str | None = None,
 ) -> dynamodb.Table:
     return dynamodb.Table(
         scope,
         construct_id,
         partition_key=dynamodb.Attribute(name=partition_key, type=_S),
         sort_key=dynamodb.Attribute(name=sort_key, type=_S) if sort_key else None,
-        time_to_live_attribute=time_to_live_attribute,
+        # Both tables expire their items: finished jobs and delivery records after FINISHED_TTL_DAYS.
+        time_to_live_attribute=schema.TTL_ATTRIBUTE,
         billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
         encryption=dynamodb.TableEncryption.AWS_MANAGED,
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
             point_in_time_recovery_enabled=True
         ),
-        # Job history outlives a stack deletion; remove the tables by hand if that is really meant.
+        # Job history outlives a stack deletion, and a table cannot be deleted by a stray call either
+        # (context deletionProtection=false turns that off for development stacks).
         removal_policy=RemovalPolicy.RETAIN,
+        deletion_protection=deletion_protection,
     )
 
 
 class JobTables(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, deletion_protection: bool = True) -> None:
         super().__init__(scope, construct_id)
 
-        self.jobs = _table(self, "JobsTable", schema.JOBS_PK, time_to_live_attribute=schema.TTL_ATTRIBUTE)
+        self.jobs = _table(self, "JobsTable", schema.JOBS_PK, deletion_protection=deletion_protection)
         self.jobs.add_global_secondary_index(
             index_name=schema.STATUS_INDEX,
             partition_key=dynamodb.Attribute(name=schema.STATUS_INDEX_PK, type=_S),
             sort_key=dynamodb.Attribute(name=schema.STATUS_INDEX_SK, type=_N),
             projection_type=dynamodb.ProjectionType.ALL,
         )
-        self.deliveries = _table(self, "DeliveriesTable", schema.DELIVERIES_PK, schema.DELIVERIES_SK)
+        self.deliveries = _table(
+            self,
+            "DeliveriesTable",
+            schema.DELIVERIES_PK,
+            sort_key=schema.DELIVERIES_SK,
+            deletion_protection=deletion_protection,
+        )
         self.deliveries.add_global_secondary_index(
             index_name=schema.ENDPOINT_INDEX,
             partition_key=dynamodb.Attribute(name=schema.ENDPOINT_INDEX_PK, type=_S),
             sort_key=dynamodb.Attribute(name=schema.ENDPOINT_INDEX_SK, type=_S),
             projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
+        grant(
+            grantee,
+            access,
+            {
+                Resource.JOBS_TABLE: self.jobs.table_arn,
+                Resource.STATUS_INDEX: f"{self.jobs.table_arn}/index/{schema.STATUS_INDEX}",
+                Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
+            },
         )

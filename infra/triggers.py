@@ -4,7 +4,6 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from infra.queues import JobQueues
@@ -25,23 +24,23 @@ class Triggers(Construct):
         recovery: lambda_.Function,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Mappings rather than SqsEventSource, which would also grant the function CDK's whole consume
+        # family; what the pollers need is in the access table (infra/access.py), granted with the rest.
         # Partial batch responses: one failing job must not send its whole batch around again.
-        worker.add_event_source(
-            sources.SqsEventSource(
-                queues.main,
-                batch_size=settings.worker_batch_size,
-                max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
-                max_concurrency=settings.worker_max_concurrency,
-                report_batch_item_failures=True,
-            )
+        worker.add_event_source_mapping(
+            "QueueSource",
+            event_source_arn=queues.main.queue_arn,
+            batch_size=settings.worker_batch_size,
+            max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
+            max_concurrency=settings.worker_max_concurrency,
+            report_batch_item_failures=True,
         )
-        dead_letter.add_event_source(
-            sources.SqsEventSource(
-                queues.dead_letter,
-                batch_size=config.DLQ_BATCH_SIZE,
-                max_batching_window=Duration.seconds(config.DLQ_BATCHING_WINDOW_SECONDS),
-                report_batch_item_failures=True,
-            )
+        dead_letter.add_event_source_mapping(
+            "DeadLetterQueueSource",
+            event_source_arn=queues.dead_letter.queue_arn,
+            batch_size=config.DLQ_BATCH_SIZE,
+            max_batching_window=Duration.seconds(config.DLQ_BATCHING_WINDOW_SECONDS),
+            report_batch_item_failures=True,
         )
         self.recovery_schedule = events.Rule(
             self,

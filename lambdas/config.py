@@ -2,7 +2,8 @@
 
 Everything here is a plain constant so that importing it costs nothing at cold start. The stack turns
 these into resource properties and environment variables; the functions read the environment through
-the settings models in `lambdas.models.settings`.
+the settings models in `lambdas.models.settings`. Bounds that both the synth-time context checks
+(`infra/settings.py`) and the run-time settings models enforce are defined here once.
 """
 
 from typing import Final
@@ -36,8 +37,13 @@ ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 DEFAULT_MAX_ATTEMPTS: Final = 5
 MAX_ATTEMPTS_LIMIT: Final = 10
 MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
+# SQS caps a message's visibility timeout at 12 hours: the longest retry delay a message can wait out.
+SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
+MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backoff stops meaning anything
+# The longest Retry-After a webhook receiver may ask for that a retry honours (a floor on its backoff).
+MAX_RETRY_AFTER_SECONDS: Final = 3600
 MAX_BODY_BYTES: Final = 256 * 1024
 STATUS_SHARDS: Final = 8
 FINISHED_TTL_DAYS: Final = 30
@@ -71,6 +77,9 @@ UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
 RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)
+# Bounds of one thumbnail size (pixels, long side): checked at synth (CDK context) and at run time alike.
+MIN_THUMBNAIL_PIXELS: Final = 16
+MAX_THUMBNAIL_PIXELS: Final = 4096
 
 # Metrics (EMF, namespace METRICS_NAMESPACE, dimension service=SERVICE_NAME). The stack alarms on METRIC_DEAD.
 METRIC_SUBMITTED: Final = "JobSubmitted"
@@ -79,5 +88,7 @@ METRIC_RETRIED: Final = "JobRetried"
 METRIC_DEAD: Final = "JobDead"
 METRIC_DURATION: Final = "JobDuration"  # milliseconds, with a jobType dimension as well
 METRIC_RECOVERED: Final = "JobRecovered"
+# One per finished recovery sweep: the stack alarms when none arrives for three scheduled periods.
+METRIC_SWEEPS: Final = "RecoverySweeps"
 
 STACK_ID: Final = "Offload"

@@ -8,6 +8,10 @@
 - Without `ReportBatchItemFailures` a successful invocation deletes the whole batch. With it, only
   the reported messages stay; an empty or missing list (or no response) deletes them all; an
   identifier that is empty, missing, or not a message of the batch fails the whole batch.
+
+The record builder (`sqs_record`), the receive (`receive_messages`) and the deletion rules
+(`settled_records`, `delete_records`) are functions, so the in-process test pipeline
+(tests/support/pipeline.py) delivers exactly as this poller does.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import EventSourceMapping
+from local_runtime.template import EventSourceMapping
 
 # Lambda invokes with at most 6 MB of records.
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -72,6 +76,40 @@ def _b64(value: bytes) -> str:
     import base64
 
     return base64.b64encode(value).decode()
+
+
+def receive_messages(sqs: Any, queue_url: str, limit: int, wait_seconds: int = 0) -> list[dict[str, Any]]:
+    """One ReceiveMessage as Lambda's poller makes it: every system and message attribute, at most 10."""
+    response = sqs.receive_message(
+        QueueUrl=queue_url,
+        MaxNumberOfMessages=min(10, limit),
+        WaitTimeSeconds=wait_seconds,
+        MessageSystemAttributeNames=["All"],
+        MessageAttributeNames=["All"],
+    )
+    messages: list[dict[str, Any]] = response.get("Messages", [])
+    return messages
+
+
+def settled_records(
+    records: Sequence[Mapping[str, Any]], invocation_ok: bool, result: Any, report_batch_item_failures: bool
+) -> list[Mapping[str, Any]]:
+    """The records an invocation's outcome deletes from the queue (the rules above)."""
+    if not invocation_ok:
+        return []  # the batch comes back after its visibility timeout
+    if not report_batch_item_failures:
+        return list(records)
+    kept = failed_message_ids(result, [r["messageId"] for r in records])
+    return [] if kept is None else [r for r in records if r["messageId"] not in kept]
+
+
+def delete_records(sqs: Any, queue_url: str, records: Sequence[Mapping[str, Any]]) -> None:
+    for start in range(0, len(records), 10):
+        chunk = records[start : start + 10]
+        sqs.delete_message_batch(
+            QueueUrl=queue_url,
+            Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
+        )
 
 
 def failed_message_ids(response: Any, batch_ids: Sequence[str]) -> set[str] | None:
@@ -219,14 +257,9 @@ class SqsEventSource:
                 if remaining <= 0:
                     break
                 wait = min(RECEIVE_WAIT_SECONDS, max(1, int(remaining)))
-            response = self._sqs.receive_message(
-                QueueUrl=self.mapping.queue_url,
-                MaxNumberOfMessages=min(10, self.mapping.batch_size - len(batch)),
-                WaitTimeSeconds=wait,
-                MessageSystemAttributeNames=["All"],
-                MessageAttributeNames=["All"],
+            messages = receive_messages(
+                self._sqs, self.mapping.queue_url, self.mapping.batch_size - len(batch), wait
             )
-            messages = response.get("Messages", [])
             if not messages:
                 continue
             batch.extend(messages)
@@ -244,14 +277,10 @@ class SqsEventSource:
         records = [sqs_record(m, self.mapping.queue_arn, self._region) for m in batch]
         ids = [r["messageId"] for r in records]
         invocation = self._invoke({"Records": records})
-        if not invocation.ok:
-            delete: list[dict[str, Any]] = []  # the batch comes back after its visibility timeout
-        elif not self.mapping.report_batch_item_failures:
-            delete = records
-        else:
-            kept = failed_message_ids(invocation.result, ids)
-            delete = [] if kept is None else [r for r in records if r["messageId"] not in kept]
-        self._delete(delete)
+        delete = settled_records(
+            records, invocation.ok, invocation.result, self.mapping.report_batch_item_failures
+        )
+        delete_records(self._sqs, self.mapping.queue_url, delete)
         self._on_batch(
             BatchOutcome(
                 mapping=self.mapping.logical_id,
@@ -265,11 +294,3 @@ class SqsEventSource:
                 finished=time.time(),
             )
         )
-
-    def _delete(self, records: list[dict[str, Any]]) -> None:
-        for start in range(0, len(records), 10):
-            chunk = records[start : start + 10]
-            self._sqs.delete_message_batch(
-                QueueUrl=self.mapping.queue_url,
-                Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
-            )

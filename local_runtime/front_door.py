@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import ApiSpec, Route, UsagePlanLimits
+from local_runtime.template import ApiSpec, Route, UsagePlanLimits
 
 API_KEY_HEADER = "x-api-key"
 

@@ -3,18 +3,22 @@
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
 so the local runtime's server takes a lock around each DynamoDB item operation.
+
+The operations are private methods of moto's backend. A moto release that renames one would leave
+that operation unlocked and the lifecycle racing silently, so a missing method stops the start instead.
 """
 
 import functools
 import sys
 import threading
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any
 
 from moto.dynamodb.models import DynamoDBBackend
 from moto.server import main as moto_main
 
-_ITEM_OPERATIONS = (
+ITEM_OPERATIONS = (
     "get_item",
     "put_item",
     "update_item",
@@ -25,8 +29,23 @@ _ITEM_OPERATIONS = (
 )
 
 
+class MotoPatchError(RuntimeError):
+    """The installed moto lacks a method the write serialisation wraps."""
+
+
+def require_item_operations() -> None:
+    """Raise `MotoPatchError` unless moto's DynamoDB backend has every operation the lock wraps."""
+    missing = [name for name in ITEM_OPERATIONS if not callable(getattr(DynamoDBBackend, name, None))]
+    if missing:
+        raise MotoPatchError(
+            f"moto {version('moto')} has no DynamoDBBackend.{', '.join(missing)}: the local runtime cannot "
+            "serialise DynamoDB item writes with it; install the moto pinned in requirements-dev.txt"
+        )
+
+
 def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = setattr) -> None:
     """Wrap moto's DynamoDB item operations in one lock (the in-process tests pass monkeypatch's setattr)."""
+    require_item_operations()
     lock = threading.RLock()
 
     def locked(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,9 +56,8 @@ def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = s
 
         return call
 
-    for name in _ITEM_OPERATIONS:
-        if hasattr(DynamoDBBackend, name):
-            set_attribute(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
+    for name in ITEM_OPERATIONS:
+        set_attribute(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 
 from local_runtime.context import DEFAULT_REGION
+from local_runtime.moto_main import require_item_operations
 
 # moto accepts any credentials; these make boto3 sign requests without looking for real ones.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -36,6 +37,8 @@ class MotoServer:
         return f"http://{self.host}:{self.port}"
 
     def start(self, timeout: float = 20.0) -> MotoServer:
+        # Checked here too: the child's stderr goes nowhere, so its own failure would read as a busy port.
+        require_item_operations()
         # Its request log goes nowhere: the runtime prints job transitions, not HTTP requests.
         self._process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
             [sys.executable, "-m", "local_runtime.moto_main", "-H", self.host, "-p", str(self.port)],

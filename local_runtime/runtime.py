@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_runtime import provision as prov
+from lambdas import config
+from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, short_function_name
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
@@ -32,12 +33,13 @@ from local_runtime.scheduler import Scheduler
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STATE_FILE = REPO_ROOT / ".local" / "runtime.json"
 DEFAULT_PORT = 3000
-# CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers).
-LOCAL_CONTEXT: Mapping[str, Any] = {"allowHttpWebhooks": True}
+# CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers),
+# and warnings that only matter in an AWS account are left out.
+LOCAL_CONTEXT: Mapping[str, Any] = {"allowHttpWebhooks": True, "localRuntime": True}
 # Environment every local function gets on top of the template's.
 LOCAL_FUNCTION_ENV: Mapping[str, str] = {
     # Local only: lets webhook jobs deliver to 127.0.0.1; the deployed stack never sets it.
-    "WEBHOOK_ALLOW_LOOPBACK": "true",
+    config.ENV_WEBHOOK_ALLOW_LOOPBACK: "true",
     # There is no X-Ray daemon on this machine.
     "POWERTOOLS_TRACE_DISABLED": "true",
     "TZ": "UTC",
@@ -144,7 +146,7 @@ class LocalRuntime:
         session = self.moto.session()
         self.provisioned = provisioned = prov.provision(template, session=session, endpoint_url=self.moto.url)
         for function in provisioned.functions.values():
-            sender = function.environment.get("SENDER_EMAIL")
+            sender = function.environment.get(config.ENV_SENDER_EMAIL)
             if sender:
                 prov.verify_email_identity(self.moto.client, sender)
         self._start_pools(provisioned)
@@ -156,17 +158,16 @@ class LocalRuntime:
         )
         self.alerts.start()
         for mapping in provisioned.event_source_mappings:
-            if mapping.enabled:
-                source = SqsEventSource(
-                    mapping,
-                    self._short(mapping.function),
-                    self.moto.client("sqs"),
-                    self.pools[mapping.function].invoke,
-                    provisioned.region,
-                    on_batch=self._record_batch,
-                )
-                source.start()
-                self.sources.append(source)
+            source = SqsEventSource(
+                mapping,
+                self._short(mapping.function),
+                self.moto.client("sqs"),
+                self.pools[mapping.function].invoke,
+                provisioned.region,
+                on_batch=self._record_batch,
+            )
+            source.start()
+            self.sources.append(source)
         for schedule in provisioned.schedules:
             if schedule.enabled:
                 name = self._short(schedule.function)
@@ -235,8 +236,6 @@ class LocalRuntime:
             if logical_id not in environments:
                 continue  # nothing invokes it locally
             limit = environments[logical_id]
-            if function.reserved_concurrency:
-                limit = min(limit, function.reserved_concurrency)
             name = short_function_name(function.handler)
             self.pools[logical_id] = FunctionPool(
                 FunctionConfig(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import Schedule
+from local_runtime.template import Schedule
 
 
 def scheduled_event(schedule: Schedule, account: str, region: str) -> Any:

@@ -24,6 +24,7 @@ from lambdas.lifecycle.submit import (
     UnknownJobTypeError,
     submit,
 )
+from lambdas.models import settings
 from lambdas.models.api import (
     ChildrenView,
     ErrorDetail,
@@ -33,9 +34,9 @@ from lambdas.models.api import (
     SubmitJobResponse,
 )
 from lambdas.models.job import Job, JobStatus
-from lambdas.models.settings import ApiSettings
-from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse, uploads_settings
+from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
+from lambdas.store.factory import job_store
 from lambdas.store.jobs import JobStore, iso_time
 from lambdas.store.queue import JobQueue
 from lambdas.store.uploads import Uploads
@@ -88,10 +89,9 @@ _SUBMIT_ERRORS: dict[int, OpenAPIResponse] = {
 
 @cache
 def _services() -> tuple[JobStore, JobQueue]:
-    settings = ApiSettings.load()
+    api = settings.api()
     register_builtin_types()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return store, JobQueue(settings.queue_url)
+    return job_store(api), JobQueue(api.queue_url)
 
 
 def _view(job: Job) -> JobView:
@@ -184,14 +184,14 @@ def get_job(job_id: Annotated[str, Path(alias="jobId", min_length=1, max_length=
     },
 )
 def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
-    settings = uploads_settings()
-    ticket = Uploads(settings.uploads_bucket).presign_put(request.filename, request.content_type)
+    api = settings.api()
+    ticket = Uploads(api.uploads_bucket).presign_put(request.filename, request.content_type)
     body = CreateUploadResponse(
         key=ticket.key,
         url=ticket.url,
         headers=ticket.headers,
         expires_at=ticket.expires_at,
-        max_bytes=settings.max_file_bytes,
+        max_bytes=api.max_file_bytes,
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=body)
 

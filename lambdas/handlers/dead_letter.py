@@ -8,17 +8,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, Verdict
-from lambdas.models.settings import DeadLetterSettings
+from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alerts import Alerts
-from lambdas.store.jobs import JobStore
+from lambdas.store.factory import job_store
 
 
 @cache
 def _consumer() -> DeadLetterConsumer:
-    settings = DeadLetterSettings.load()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return DeadLetterConsumer(store, Alerts(settings.alerts_topic_arn))
+    dead_letter = settings.dead_letter()
+    return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
 
 
 @logger.inject_lambda_context

@@ -8,9 +8,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.lifecycle.recovery import Sweeper
-from lambdas.models.settings import RecoverySettings
+from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
-from lambdas.store.jobs import JobStore
+from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue
 
 # Stop starting new work this long before the function's timeout.
@@ -19,9 +19,8 @@ _SAFETY_MARGIN_MS = 10_000
 
 @cache
 def _sweeper() -> Sweeper:
-    settings = RecoverySettings.load()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return Sweeper(store, JobQueue(settings.queue_url), settings.grace_seconds)
+    recovery = settings.recovery()
+    return Sweeper(job_store(recovery), JobQueue(recovery.queue_url), recovery.grace_seconds)
 
 
 @logger.inject_lambda_context
@@ -31,6 +30,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     report = _sweeper().sweep(lambda: context.get_remaining_time_in_millis() > _SAFETY_MARGIN_MS)
     if report.requeued:
         metrics.add_metric(name=config.METRIC_RECOVERED, unit=MetricUnit.Count, value=report.requeued)
+    metrics.add_metric(name=config.METRIC_SWEEPS, unit=MetricUnit.Count, value=1)
     summary: dict[str, Any] = {
         "requeuedPending": report.requeued_pending,
         "requeuedExpired": report.requeued_expired,

@@ -10,9 +10,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from lambdas import config
 from lambdas.jobs.types import register_builtin_types
 from lambdas.lifecycle.worker import MessageResult, Outcome, QueueMessage, Worker
-from lambdas.models.settings import WorkerSettings
+from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
-from lambdas.store.jobs import JobStore
+from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue
 
 _COUNTED = {
@@ -24,10 +24,9 @@ _COUNTED = {
 
 @cache
 def _worker() -> Worker:
-    settings = WorkerSettings.load()
+    worker = settings.worker()
     register_builtin_types()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
-    return Worker(settings, store, JobQueue(settings.queue_url), JobQueue(settings.dlq_url))
+    return Worker(worker, job_store(worker), JobQueue(worker.queue_url), JobQueue(worker.dlq_url))
 
 
 def _emit_metrics(results: list[MessageResult]) -> None:

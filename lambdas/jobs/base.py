@@ -7,13 +7,23 @@ A job type is one module under `lambdas/jobs/types/` that defines a pydantic pay
 - `PermanentJobError` when the input can never succeed: the job goes to `dead` at once;
 - `RetryableJobError` (or any other exception) for a transient failure: the job is retried with
   backoff until it runs out of attempts.
+
+A type does its work only through its context: `JobContext` when it runs (in the worker),
+`SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
+lifecycle layer implements on top of the store (`lambdas/lifecycle/capabilities.py`); no job type
+touches AWS clients, tables or queues itself, so a type cannot reach what its function was not given.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
+
+from lambdas.models.deliveries import DeliveryAttempt
+from lambdas.models.job import Job, NewJob
+from lambdas.models.settings import ApiSettings, WorkerSettings
+from lambdas.models.uploads import StoredObject
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -42,16 +52,67 @@ class InvalidPayloadError(JobError):
         self.details = details
 
 
+class Uploads(Protocol):
+    """The stack's uploads bucket, read side. Keys are those `POST /uploads` hands out."""
+
+    @property
+    def max_bytes(self) -> int:
+        """Files larger than this are refused (the function's MAX_FILE_BYTES)."""
+        ...
+
+    def head(self, key: str) -> StoredObject:
+        """UploadNotFoundError, or UploadAccessDeniedError when S3 will not say."""
+        ...
+
+    def download(self, key: str, sink: IO[bytes]) -> tuple[int, str]:
+        """Stream the object into `sink`; (size, sha256 hex). UploadNotFoundError, UploadTooLargeError."""
+        ...
+
+
+class Results(Protocol):
+    def put(self, name: str, data: bytes, content_type: str) -> str:
+        """Write a file under this job's own results prefix; return its key."""
+        ...
+
+
 @dataclass(frozen=True)
+class CreatedChildren:
+    created: int  # children written now (the others existed: a repeated attempt)
+    unsent: int  # written, but SQS refused their message: the recovery sweep sends them when overdue
+
+
+# Write child jobs (idempotently, by id) and queue the new ones.
+CreateChildren = Callable[[Sequence[NewJob]], CreatedChildren]
+# An SES v2 SendEmail request without its sender (the stack's, always); returns SES's message id.
+SendEmail = Callable[[Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True, kw_only=True)
 class JobContext:
-    """What a running job may know about itself."""
+    """What a running job may know about itself, and all it may do beyond computing."""
 
     job_id: str
     job_type: str
     attempt: int
     max_attempts: int
     parent_id: str | None = None
-    remaining_ms: Callable[[], int] = field(default=lambda: 60_000)
+    remaining_ms: Callable[[], int]
+    settings: WorkerSettings
+    uploads: Uploads
+    results: Results
+    create_children: CreateChildren
+    read_parent: Callable[[], Job | None]  # None when there is no parent (any more)
+    signing_secret: Callable[[], str]  # the webhook signing secret, as stored
+    send_email: SendEmail
+    record_delivery: Callable[[DeliveryAttempt], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmissionContext:
+    """What `check_submission` may use, in the API function."""
+
+    settings: ApiSettings
+    uploads: Uploads
 
 
 @dataclass(frozen=True)
@@ -68,6 +129,6 @@ class JobType(Generic[P]):
     payload_model: type[P]
     run: Callable[[P, JobContext], Any]
     # Extra checks at submission beyond the model (for example DNS look-ups); raise InvalidPayloadError.
-    check_submission: Callable[[P], None] | None = None
+    check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
     public: bool = True

@@ -4,7 +4,7 @@ import math
 import random
 from collections.abc import Callable
 
-from lambdas.store.queue import MAX_VISIBILITY_SECONDS
+from lambdas import config
 
 
 def retry_delay(
@@ -23,4 +23,4 @@ def retry_delay(
     delay = (rng or random.random)() * window
     if retry_after is not None:
         delay = max(delay, retry_after)
-    return min(math.ceil(delay), MAX_VISIBILITY_SECONDS)
+    return min(math.ceil(delay), config.SQS_MAX_VISIBILITY_SECONDS)

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
+from lambdas.lifecycle.capabilities import submission_context
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
@@ -63,7 +64,7 @@ def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
         ]
         raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
     if job_type.check_submission is not None:
-        job_type.check_submission(payload)
+        job_type.check_submission(payload, submission_context())
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

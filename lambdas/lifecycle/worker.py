@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, JobContext, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import AwaitChildren, PermanentJobError, RetryableJobError
 from lambdas.lifecycle.backoff import retry_delay
+from lambdas.lifecycle.capabilities import WorkerCapabilities
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.observability import log_transition, logger
@@ -81,6 +82,7 @@ class Worker:
         self._queue = queue
         self._dead_letters = dead_letters
         self._rng = rng
+        self._capabilities = WorkerCapabilities(settings, store, queue)
 
     def process_batch(
         self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
@@ -128,7 +130,7 @@ class Worker:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
-        context = JobContext(
+        context = self._capabilities.context(
             job_id=job.job_id,
             job_type=job.job_type,
             attempt=job.attempts,

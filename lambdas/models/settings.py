@@ -1,48 +1,107 @@
 """Each function's environment, declared once and validated at cold start.
 
-A missing resource name is an error when the function starts, never a silent default.
+One model per function (`ApiSettings`, `WorkerSettings`, `DeadLetterSettings`, `RecoverySettings`),
+holding everything that function reads, the settings of the job types it runs or checks included. The
+stack builds each function's environment from its model's aliases (the `ENV_*` names of
+`lambdas.config`), so a name the code reads is a name the stack sets.
+
+A handler loads its model on its first invocation through the cached loaders below (`api()`,
+`worker()`, ...); nothing reads the environment at import time. A missing resource name is an error
+when the function starts, never a silent default. Tests call `reset()` between cases.
 """
 
+import functools
 import os
-from collections.abc import Mapping
-from typing import Self
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lambdas import config
 
 
-class _Environment(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+class Environment(BaseModel):
+    """The base of every function's settings: read from a mapping of environment variables."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore", validate_default=True)
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Self:
         return cls.model_validate(dict(os.environ if environ is None else environ))
 
 
-class JobsTableSettings(_Environment):
+class JobsTableSettings(Environment):
     jobs_table: str = Field(alias=config.ENV_JOBS_TABLE, min_length=1)
     status_shards: int = Field(alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=64)
     finished_ttl_days: int = Field(alias=config.ENV_FINISHED_TTL_DAYS, default=config.FINISHED_TTL_DAYS, ge=1)
 
 
-class ApiSettings(JobsTableSettings):
+class WebhookPolicySettings(Environment):
+    """Where webhooks may go: the API checks fan-outs at submission, the worker every delivery."""
+
+    allow_http_webhooks: bool = Field(alias=config.ENV_ALLOW_HTTP_WEBHOOKS, default=False)
+    # Local runtime and tests only: 127.0.0.0/8 and ::1 become reachable.
+    allow_loopback_webhooks: bool = Field(alias=config.ENV_WEBHOOK_ALLOW_LOOPBACK, default=False)
+
+
+class UploadsSettings(Environment):
+    """The uploads bucket: the API presigns and checks uploads, the worker reads them and writes results."""
+
+    uploads_bucket: str = Field(alias=config.ENV_UPLOADS_BUCKET, min_length=1)
+    max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
+
+
+class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
 
 
-class WorkerSettings(JobsTableSettings):
+class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
     backoff_base_seconds: float = Field(
-        alias=config.ENV_BACKOFF_BASE_SECONDS, default=config.BACKOFF_BASE_SECONDS, gt=0
+        alias=config.ENV_BACKOFF_BASE_SECONDS,
+        default=config.BACKOFF_BASE_SECONDS,
+        ge=config.MIN_BACKOFF_SECONDS,
     )
     backoff_cap_seconds: float = Field(
-        alias=config.ENV_BACKOFF_CAP_SECONDS, default=config.BACKOFF_CAP_SECONDS, gt=0
+        alias=config.ENV_BACKOFF_CAP_SECONDS,
+        default=config.BACKOFF_CAP_SECONDS,
+        ge=config.MIN_BACKOFF_SECONDS,
+        le=config.SQS_MAX_VISIBILITY_SECONDS,
     )
     lease_seconds: int = Field(alias=config.ENV_LEASE_SECONDS, default=config.LEASE_SECONDS, gt=0)
     concurrency: int = Field(
         alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
     )
+    # Job types: webhook deliveries log each attempt and sign with the stack's secret; email goes out
+    # as the stack's sender only (a payload cannot choose it); process_file's thumbnail sizes.
+    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
+    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
+    sender_email: str = Field(alias=config.ENV_SENDER_EMAIL, min_length=3)
+    thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
+
+    @field_validator("thumbnail_sizes", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):  # "128,512" in the environment
+            return tuple(int(part) for part in value.replace(" ", "").split(",") if part)
+        return value
+
+    @field_validator("thumbnail_sizes")
+    @classmethod
+    def _sensible(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value or not all(thumbnail_size_allowed(size) for size in value):
+            raise ValueError(THUMBNAIL_SIZES_RULE)
+        return tuple(sorted(set(value), reverse=True))
+
+
+THUMBNAIL_SIZES_RULE = (
+    f"thumbnail sizes must be {config.MIN_THUMBNAIL_PIXELS}..{config.MAX_THUMBNAIL_PIXELS} pixels"
+)
+
+
+def thumbnail_size_allowed(size: int) -> bool:
+    return config.MIN_THUMBNAIL_PIXELS <= size <= config.MAX_THUMBNAIL_PIXELS
 
 
 class DeadLetterSettings(JobsTableSettings):
@@ -54,3 +113,40 @@ class RecoverySettings(JobsTableSettings):
     grace_seconds: int = Field(
         alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
     )
+
+
+class _Clearable(Protocol):
+    def cache_clear(self) -> None: ...
+
+
+E = TypeVar("E", bound=Environment)
+
+_caches: list[_Clearable] = []
+
+
+def cached(model: type[E]) -> Callable[[], E]:
+    """A loader that reads `model` from the environment on its first call and keeps it until `reset()`."""
+
+    @functools.cache
+    def load() -> E:
+        return model.load()
+
+    _caches.append(load)
+    return load
+
+
+def forget_on_reset(cache: _Clearable) -> None:
+    """Have `reset()` also clear another per-process cache (anything with `cache_clear`)."""
+    _caches.append(cache)
+
+
+def reset() -> None:
+    """Forget every loaded setting and registered cache (tests call it between cases)."""
+    for cache in _caches:
+        cache.cache_clear()
+
+
+api = cached(ApiSettings)
+worker = cached(WorkerSettings)
+dead_letter = cached(DeadLetterSettings)
+recovery = cached(RecoverySettings)

@@ -1,18 +1,34 @@
 """`POST /uploads`: ask for a presigned URL, PUT the file there, then submit `process_file` with the key."""
 
+import re
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
-from lambdas.jobs.settings import TypeSettings, cached
+
+_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+# The only keys a job may name: what `POST /uploads` hands out, `uploads/<uuid4>/<safe file name>`.
+UPLOAD_KEY_PATTERN = "^" + re.escape(config.UPLOADS_PREFIX) + _UUID4 + r"/[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
 
 
-class UploadsSettings(TypeSettings):
-    uploads_bucket: str = Field(alias=config.ENV_UPLOADS_BUCKET, min_length=1)
-    max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
+class UploadNotFoundError(LookupError):
+    pass
 
 
-uploads_settings = cached(UploadsSettings)
+class UploadAccessDeniedError(PermissionError):
+    """S3 answered 403: without s3:ListBucket that is also how it reports a key that does not exist."""
+
+
+class UploadTooLargeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    size: int
+    content_type: str | None
 
 
 class _Wire(BaseModel):

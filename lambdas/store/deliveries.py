@@ -6,11 +6,11 @@ that crashed after writing it) overwrites the item instead of adding a second on
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.store import schema
 from lambdas.store.clients import client
 
@@ -18,21 +18,6 @@ RESPONSE_EXCERPT_BYTES = 1024
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
-
-
-@dataclass(frozen=True)
-class DeliveryAttempt:
-    fanout_id: str
-    delivery_id: str
-    endpoint_id: str
-    event_type: str
-    attempt: int
-    attempted_at: str  # ISO-8601, UTC
-    outcome: str  # "delivered", "retry" or "failed"
-    latency_ms: int
-    http_status: int | None = None
-    error: str | None = None
-    response: str | None = None  # the first RESPONSE_EXCERPT_BYTES of the response body
 
 
 class DeliveryLog:
@@ -48,7 +33,7 @@ class DeliveryLog:
             schema.ENDPOINT_INDEX_SK: attempt.attempted_at,
             "eventType": attempt.event_type,
             "attempt": attempt.attempt,
-            "outcome": attempt.outcome,
+            "outcome": attempt.outcome.value,
             "latencyMs": attempt.latency_ms,
         }
         if attempt.http_status is not None:
@@ -111,7 +96,7 @@ def _from_item(item: dict[str, Any]) -> DeliveryAttempt:
         event_type=item["eventType"],
         attempt=int(item["attempt"]),
         attempted_at=item[schema.ENDPOINT_INDEX_SK],
-        outcome=item["outcome"],
+        outcome=DeliveryOutcome(item["outcome"]),
         latency_ms=int(item["latencyMs"]),
         http_status=None if status is None else int(status),
         error=item.get("error"),

@@ -4,11 +4,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lambdas import config
 from lambdas.store import clients
 
 _SEND_BATCH_LIMIT = 10
-# SQS caps a message's visibility timeout at 12 hours.
-MAX_VISIBILITY_SECONDS = 43_200
 
 
 class MalformedMessageError(ValueError):
@@ -58,7 +57,7 @@ class JobQueue:
         self._sqs.change_message_visibility(
             QueueUrl=self.url,
             ReceiptHandle=receipt_handle,
-            VisibilityTimeout=max(0, min(seconds, MAX_VISIBILITY_SECONDS)),
+            VisibilityTimeout=max(0, min(seconds, config.SQS_MAX_VISIBILITY_SECONDS)),
         )
 
     def forward(self, body: str, attributes: Mapping[str, str]) -> None:

@@ -18,28 +18,21 @@ from typing import IO
 from botocore.exceptions import ClientError
 
 from lambdas import config
+from lambdas.models.uploads import (
+    UPLOAD_KEY_PATTERN,
+    StoredObject,
+    UploadAccessDeniedError,
+    UploadNotFoundError,
+    UploadTooLargeError,
+)
 from lambdas.store.clients import client
 
 MAX_FILENAME_CHARS = 100
-_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
-UPLOAD_KEY_PATTERN = "^" + re.escape(config.UPLOADS_PREFIX) + _UUID4 + r"/[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
 _UPLOAD_KEY = re.compile(UPLOAD_KEY_PATTERN)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CHUNK_BYTES = 256 * 1024
 _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 _DENIED = frozenset({"403", "AccessDenied", "Forbidden"})
-
-
-class UploadNotFoundError(LookupError):
-    pass
-
-
-class UploadAccessDeniedError(PermissionError):
-    """S3 answered 403: without s3:ListBucket that is also how it reports a key that does not exist."""
-
-
-class UploadTooLargeError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -48,12 +41,6 @@ class UploadTicket:
     url: str
     expires_at: str
     headers: dict[str, str]  # headers the PUT must carry, as they were signed
-
-
-@dataclass(frozen=True)
-class StoredObject:
-    size: int
-    content_type: str | None
 
 
 def safe_filename(name: str) -> str:

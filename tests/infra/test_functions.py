@@ -3,16 +3,19 @@
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 
+from infra.environment import FunctionEnvironmentError, environment_for
+from infra.functions import SPECS, FunctionSpec
+from infra.synth import synthesize
 from lambdas import config
 from tests.infra.cfn import function, grants, render, resources, role_statements
 from tests.infra.conftest import CUSTOM_CONTEXT
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
-ENTRY_POINTS = ("api", "worker", "dead_letter", "recovery")
+ENTRY_POINTS = tuple(spec.entry_point for spec in SPECS)
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
-JOBS_TABLE = {config.ENV_JOBS_TABLE, config.ENV_STATUS_SHARDS, config.ENV_FINISHED_TTL_DAYS}
 
 
 def _props(template: dict[str, Any], entry_point: str) -> dict[str, Any]:
@@ -75,54 +78,103 @@ def test_timeouts(template: dict[str, Any]) -> None:
     assert _props(template, "api")["Timeout"] < 29
 
 
-def test_api_environment(template: dict[str, Any]) -> None:
-    env = _env(template, "api")
-    assert set(env) == POWERTOOLS | JOBS_TABLE | {
-        config.ENV_QUEUE_URL,
-        config.ENV_UPLOADS_BUCKET,
-        config.ENV_MAX_FILE_BYTES,
-        config.ENV_ALLOW_HTTP_WEBHOOKS,
-    }
-    assert render(env[config.ENV_JOBS_TABLE]).startswith("Ref(TablesJobsTable")
-    assert render(env[config.ENV_QUEUE_URL]).startswith("Ref(QueuesQueue")
-    assert render(env[config.ENV_UPLOADS_BUCKET]).startswith("Ref(StorageUploadsBucket")
-    assert env[config.ENV_STATUS_SHARDS] == str(config.STATUS_SHARDS)
-    assert env[config.ENV_FINISHED_TTL_DAYS] == str(config.FINISHED_TTL_DAYS)
-    # The submission checks apply the worker's limits: an http:// webhook refused at submission but
-    # allowed at delivery (or the reverse) would make allowHttpWebhooks half work.
-    worker = _env(template, "worker")
-    assert env[config.ENV_MAX_FILE_BYTES] == worker[config.ENV_MAX_FILE_BYTES]
-    assert env[config.ENV_ALLOW_HTTP_WEBHOOKS] == worker[config.ENV_ALLOW_HTTP_WEBHOOKS] == "false"
+def _stack_variables() -> set[str]:
+    """Every variable the stack can set: lambdas.config's ENV_ names but the local runtime's own."""
+    names = {value for name, value in vars(config).items() if name.startswith("ENV_")}
+    return names - {config.ENV_WEBHOOK_ALLOW_LOOPBACK}
 
 
-def test_worker_environment(template: dict[str, Any]) -> None:
-    env = _env(template, "worker")
-    assert set(env) == POWERTOOLS | JOBS_TABLE | {
-        config.ENV_DELIVERIES_TABLE,
-        config.ENV_QUEUE_URL,
-        config.ENV_DLQ_URL,
-        config.ENV_UPLOADS_BUCKET,
-        config.ENV_WEBHOOK_SECRET_ARN,
-        config.ENV_SENDER_EMAIL,
-        config.ENV_BACKOFF_BASE_SECONDS,
-        config.ENV_BACKOFF_CAP_SECONDS,
-        config.ENV_LEASE_SECONDS,
-        config.ENV_WORKER_CONCURRENCY,
-        config.ENV_THUMBNAIL_SIZES,
-        config.ENV_MAX_FILE_BYTES,
-        config.ENV_ALLOW_HTTP_WEBHOOKS,
+def _declared(spec: FunctionSpec, *, required: bool = False) -> set[str]:
+    return {
+        field.alias or name
+        for model in spec.settings
+        for name, field in model.model_fields.items()
+        if field.is_required() or not required
     }
-    assert render(env[config.ENV_DELIVERIES_TABLE]).startswith("Ref(TablesDeliveriesTable")
-    assert render(env[config.ENV_DLQ_URL]).startswith("Ref(QueuesDeadLetterQueue")
-    assert render(env[config.ENV_WEBHOOK_SECRET_ARN]).startswith("Ref(StorageWebhookSigningSecret")
-    assert env[config.ENV_SENDER_EMAIL] == "no-reply@example.com"
-    assert env[config.ENV_BACKOFF_BASE_SECONDS] == str(config.BACKOFF_BASE_SECONDS)
-    assert env[config.ENV_BACKOFF_CAP_SECONDS] == str(config.BACKOFF_CAP_SECONDS)
-    assert env[config.ENV_LEASE_SECONDS] == str(config.LEASE_SECONDS)
-    assert env[config.ENV_WORKER_CONCURRENCY] == str(config.WORKER_CONCURRENCY)
-    assert env[config.ENV_THUMBNAIL_SIZES] == ",".join(map(str, config.THUMBNAIL_SIZES))
-    assert env[config.ENV_MAX_FILE_BYTES] == str(config.MAX_FILE_BYTES)
-    assert env[config.ENV_ALLOW_HTTP_WEBHOOKS] == "false"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.entry_point)
+def test_environment_is_what_the_settings_models_declare(
+    template: dict[str, Any], spec: FunctionSpec
+) -> None:
+    env = _env(template, spec.entry_point)
+    assert _declared(spec, required=True) <= set(env)
+    assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables())
+    # The function will accept it: every model loads from exactly this environment.
+    concrete = {name: value if isinstance(value, str) else "deploy-time" for name, value in env.items()}
+    for model in spec.settings:
+        model.model_validate(concrete)
+
+
+@pytest.mark.parametrize(
+    ("variable", "resource"),
+    [
+        (config.ENV_JOBS_TABLE, "Ref(TablesJobsTable"),
+        (config.ENV_DELIVERIES_TABLE, "Ref(TablesDeliveriesTable"),
+        (config.ENV_QUEUE_URL, "Ref(QueuesQueue"),
+        (config.ENV_DLQ_URL, "Ref(QueuesDeadLetterQueue"),
+        (config.ENV_UPLOADS_BUCKET, "Ref(StorageUploadsBucket"),
+        (config.ENV_WEBHOOK_SECRET_ARN, "Ref(StorageWebhookSigningSecret"),
+        (config.ENV_ALERTS_TOPIC_ARN, "Ref(AlertsAlertsTopic"),
+    ],
+)
+def test_resource_names_point_at_the_stacks_resources(
+    template: dict[str, Any], variable: str, resource: str
+) -> None:
+    values = {
+        render(env[variable])
+        for env in (_env(template, entry_point) for entry_point in ENTRY_POINTS)
+        if variable in env
+    }
+    assert values
+    assert all(value.startswith(resource) for value in values)
+
+
+def test_defaults_reach_the_functions(template: dict[str, Any]) -> None:
+    everywhere: dict[str, Any] = {}
+    for entry_point in ENTRY_POINTS:
+        everywhere.update(_env(template, entry_point))
+    assert everywhere[config.ENV_STATUS_SHARDS] == str(config.STATUS_SHARDS)
+    assert everywhere[config.ENV_FINISHED_TTL_DAYS] == str(config.FINISHED_TTL_DAYS)
+    assert everywhere[config.ENV_SENDER_EMAIL] == "no-reply@example.com"
+    assert everywhere[config.ENV_BACKOFF_BASE_SECONDS] == str(config.BACKOFF_BASE_SECONDS)
+    assert everywhere[config.ENV_BACKOFF_CAP_SECONDS] == str(config.BACKOFF_CAP_SECONDS)
+    assert everywhere[config.ENV_LEASE_SECONDS] == str(config.LEASE_SECONDS)
+    assert everywhere[config.ENV_WORKER_CONCURRENCY] == str(config.WORKER_CONCURRENCY)
+    assert everywhere[config.ENV_RECOVERY_GRACE_SECONDS] == str(config.RECOVERY_GRACE_SECONDS)
+    assert everywhere[config.ENV_THUMBNAIL_SIZES] == ",".join(map(str, config.THUMBNAIL_SIZES))
+    assert everywhere[config.ENV_MAX_FILE_BYTES] == str(config.MAX_FILE_BYTES)
+    assert everywhere[config.ENV_ALLOW_HTTP_WEBHOOKS] == "false"
+
+
+def test_submission_checks_and_the_worker_read_the_same_limits(template: dict[str, Any]) -> None:
+    # An http:// webhook refused at submission but allowed at delivery (or the reverse) would make
+    # allowHttpWebhooks half work; so would a file size limit that differs.
+    api, worker = _env(template, "api"), _env(template, "worker")
+    shared = (set(api) & set(worker)) - POWERTOOLS
+    assert {config.ENV_MAX_FILE_BYTES, config.ENV_ALLOW_HTTP_WEBHOOKS} <= shared
+    assert all(api[name] == worker[name] for name in shared)
+
+
+class _NeedsSomethingUnknown(BaseModel):
+    table: str = Field(alias=config.ENV_JOBS_TABLE)
+    unknown: str = Field(alias="NOT_A_STACK_VALUE")
+    optional: str = Field(alias="ALSO_UNKNOWN", default="x")
+
+
+def test_a_required_variable_the_stack_cannot_set_fails_the_synth() -> None:
+    with pytest.raises(FunctionEnvironmentError, match="requires NOT_A_STACK_VALUE"):
+        environment_for([_NeedsSomethingUnknown], {config.ENV_JOBS_TABLE: "jobs"})
+    assert environment_for(
+        [_NeedsSomethingUnknown], {config.ENV_JOBS_TABLE: "jobs", "NOT_A_STACK_VALUE": "v"}
+    ) == {config.ENV_JOBS_TABLE: "jobs", "NOT_A_STACK_VALUE": "v"}
+
+
+def test_a_value_the_function_would_refuse_fails_the_synth() -> None:
+    # A size the worker would reject at cold start is refused at synth: the context check now applies
+    # the same bound (lambdas.config), before the environment check would.
+    with pytest.raises(ValueError, match="thumbnailSizes"):
+        synthesize({"thumbnailSizes": "8"})
 
 
 def test_worker_environment_follows_context(custom_template: dict[str, Any]) -> None:
@@ -135,70 +187,6 @@ def test_worker_environment_follows_context(custom_template: dict[str, Any]) -> 
     assert _env(custom_template, "api")[config.ENV_ALLOW_HTTP_WEBHOOKS] == "true"
 
 
-def test_dead_letter_environment(template: dict[str, Any]) -> None:
-    env = _env(template, "dead_letter")
-    assert set(env) == POWERTOOLS | JOBS_TABLE | {config.ENV_ALERTS_TOPIC_ARN}
-    assert render(env[config.ENV_ALERTS_TOPIC_ARN]).startswith("Ref(AlertsAlertsTopic")
-
-
-def test_recovery_environment(template: dict[str, Any]) -> None:
-    env = _env(template, "recovery")
-    assert set(env) == POWERTOOLS | JOBS_TABLE | {config.ENV_QUEUE_URL, config.ENV_RECOVERY_GRACE_SECONDS}
-    assert env[config.ENV_RECOVERY_GRACE_SECONDS] == str(config.RECOVERY_GRACE_SECONDS)
-
-
-def _targets(pairs: set[tuple[str, str]], action: str) -> set[str]:
-    return {resource for granted, resource in pairs if granted == action}
-
-
-def _object_keys(pairs: set[tuple[str, str]], action: str) -> set[str]:
-    """Key patterns in the uploads bucket the action is granted on (the bucket ARN itself left out)."""
-    return {
-        target.split(")/", 1)[1]
-        for target in _targets(pairs, action)
-        if target.startswith("Arn(StorageUploadsBucket") and ")/" in target
-    }
-
-
-def _on(pairs: set[tuple[str, str]], resource_prefix: str) -> set[str]:
-    return {action for action, resource in pairs if resource.startswith(resource_prefix)}
-
-
-@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
-def test_every_function_reads_and_writes_job_records(template: dict[str, Any], entry_point: str) -> None:
-    on_jobs = _on(_grants(template, entry_point), "Arn(TablesJobsTable")
-    assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} <= on_jobs
-
-
-def test_api_may_enqueue_and_presign_uploads_only(template: dict[str, Any]) -> None:
-    pairs = _grants(template, "api")
-    assert _on(pairs, "Arn(QueuesQueue") == {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
-    assert _object_keys(pairs, "s3:PutObject") == {"uploads/*"}
-    assert _object_keys(pairs, "s3:GetObject*") == {"uploads/*"}
-    assert not _object_keys(pairs, "s3:DeleteObject*")
-    assert not _on(pairs, "Arn(QueuesDeadLetterQueue")
-    assert not _on(pairs, "Arn(TablesDeliveriesTable")
-    assert not any(action.startswith(("sns:", "ses:", "secretsmanager:")) for action, _ in pairs)
-
-
-def test_worker_permissions(template: dict[str, Any]) -> None:
-    pairs = _grants(template, "worker")
-    on_queue = _on(pairs, "Arn(QueuesQueue")
-    assert {
-        "sqs:ReceiveMessage",
-        "sqs:DeleteMessage",
-        "sqs:ChangeMessageVisibility",
-        "sqs:SendMessage",
-    } <= on_queue
-    assert "sqs:SendMessage" in _on(pairs, "Arn(QueuesDeadLetterQueue")
-    assert {"dynamodb:PutItem", "dynamodb:UpdateItem"} <= _on(pairs, "Arn(TablesDeliveriesTable")
-    assert "dynamodb:GetItem" not in _on(pairs, "Arn(TablesDeliveriesTable")
-    assert _object_keys(pairs, "s3:GetObject*") == {"uploads/*", "results/*"}
-    assert _object_keys(pairs, "s3:PutObject") == {"results/*"}
-    assert _object_keys(pairs, "s3:DeleteObject*") == {"results/*"}
-    assert {"secretsmanager:GetSecretValue"} <= _on(pairs, "Ref(StorageWebhookSigningSecret")
-
-
 def test_worker_may_send_email_only_as_the_sender(template: dict[str, Any]) -> None:
     statements = role_statements(template, _props(template, "worker")["Role"])
     (ses,) = [s for s in statements if s["Action"] == "ses:SendEmail"]
@@ -209,18 +197,3 @@ def test_worker_may_send_email_only_as_the_sender(template: dict[str, Any]) -> N
         "identity/no-reply@example.com",
     ]
     assert all(":ses:Ref(AWS::Region):Ref(AWS::AccountId):identity/" in i for i in identities)
-
-
-def test_dead_letter_permissions(template: dict[str, Any]) -> None:
-    pairs = _grants(template, "dead_letter")
-    assert {"sqs:ReceiveMessage", "sqs:DeleteMessage"} <= _on(pairs, "Arn(QueuesDeadLetterQueue")
-    assert not _on(pairs, "Arn(QueuesQueue")
-    (topic,) = _targets(pairs, "sns:Publish")
-    assert topic.startswith("Ref(AlertsAlertsTopic")
-    assert "kms:GenerateDataKey*" in _on(pairs, "Arn(AlertsAlertsKey")
-
-
-def test_recovery_permissions(template: dict[str, Any]) -> None:
-    pairs = _grants(template, "recovery")
-    assert _on(pairs, "Arn(QueuesQueue") == {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
-    assert not any(action.startswith(("s3:", "sns:", "ses:", "secretsmanager:")) for action, _ in pairs)

@@ -1,13 +1,38 @@
 """CDK context: parsed from the CLI's strings, checked before anything is built."""
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App
+from aws_cdk import App, Stack
+from aws_cdk.assertions import Annotations, Match, Template
+from pydantic import ValidationError
 
 from infra.bundling import REPO_ROOT
 from infra.settings import CONTEXT_KEYS, PLACEHOLDER_SENDER, Settings
+from infra.synth import SKIP_BUNDLING, build_app
 from lambdas import config
+from lambdas.models.settings import (
+    ApiSettings,
+    DeadLetterSettings,
+    Environment,
+    RecoverySettings,
+    WorkerSettings,
+)
+
+# Each function's settings model, by the handler that loads it.
+MODELS: dict[str, type[Environment]] = {
+    "lambdas.handlers.api.handler": ApiSettings,
+    "lambdas.handlers.worker.handler": WorkerSettings,
+    "lambdas.handlers.dead_letter.handler": DeadLetterSettings,
+    "lambdas.handlers.recovery.handler": RecoverySettings,
+}
+# Every bound that synth checks and the functions check again at start, at its edge.
+AT_THE_BOUNDS: dict[str, Any] = {
+    "thumbnailSizes": f"{config.MIN_THUMBNAIL_PIXELS},{config.MAX_THUMBNAIL_PIXELS}",
+    "backoffBaseSeconds": config.MIN_BACKOFF_SECONDS,
+    "backoffCapSeconds": config.SQS_MAX_VISIBILITY_SECONDS,
+}
 
 
 def _from(context: dict[str, Any]) -> Settings:
@@ -63,6 +88,11 @@ def test_json_values_are_taken_as_they_are() -> None:
         ("recoveryRateMinutes", 0, "recoveryRateMinutes must be"),
         ("backoffCapSeconds", 5, "backoffCapSeconds must be"),
         ("thumbnailSizes", "128,0", "thumbnailSizes"),
+        ("thumbnailSizes", "8", "thumbnailSizes"),  # every process_file job would fail its settings check
+        ("thumbnailSizes", "128,4097", "thumbnailSizes"),
+        ("backoffBaseSeconds", 0, "backoffBaseSeconds must be"),
+        ("backoffCapSeconds", 43_201, "backoffCapSeconds must be"),
+        ("localRuntime", "maybe", "localRuntime"),
         ("thumbnailSizes", "", None),  # empty means "not set": the default applies
         ("allowHttpWebhooks", "maybe", "allowHttpWebhooks"),
         ("senderEmail", "not-an-address", "senderEmail"),
@@ -86,3 +116,80 @@ def test_every_documented_key_is_read() -> None:
     documented = (REPO_ROOT / "docs" / "configuration.md").read_text()
     for key in CONTEXT_KEYS:
         assert f"`{key}`" in documented, f"{key} is not documented in docs/configuration.md"
+
+
+def _synth(context: dict[str, Any], outdir: Path) -> tuple[dict[str, Any], Stack]:
+    # The stack stays queryable (Annotations synthesizes into `outdir` again), so `outdir` must outlive it.
+    _, stack = build_app({**context, **SKIP_BUNDLING}, outdir=str(outdir), checks=False)
+    return Template.from_stack(stack).to_json(), stack
+
+
+@pytest.fixture(scope="module")
+def at_the_bounds(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Stack]:
+    return _synth({**AT_THE_BOUNDS, "localRuntime": True}, tmp_path_factory.mktemp("bounds"))
+
+
+def _environments(template: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Each function's environment, with what CloudFormation resolves at deploy time made concrete."""
+    found = {}
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Lambda::Function":
+            variables = resource["Properties"]["Environment"]["Variables"]
+            found[resource["Properties"]["Handler"]] = {
+                name: value if isinstance(value, str) else f"resolved-{name.lower()}"
+                for name, value in variables.items()
+            }
+    return found
+
+
+def test_every_function_starts_with_the_environment_synth_gives_it(template: dict[str, Any]) -> None:
+    environments = _environments(template)
+    assert set(environments) == set(MODELS)
+    for handler, model in MODELS.items():
+        model.load(environments[handler])
+
+
+def test_a_value_synth_accepts_at_a_bound_is_accepted_at_run_time(
+    at_the_bounds: tuple[dict[str, Any], Stack],
+) -> None:
+    template, _ = at_the_bounds
+    worker = WorkerSettings.load(_environments(template)["lambdas.handlers.worker.handler"])
+    assert worker.thumbnail_sizes == (config.MAX_THUMBNAIL_PIXELS, config.MIN_THUMBNAIL_PIXELS)
+    assert worker.backoff_base_seconds == config.MIN_BACKOFF_SECONDS
+    assert worker.backoff_cap_seconds == config.SQS_MAX_VISIBILITY_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("key", "beyond", "env_name"),
+    [
+        ("thumbnailSizes", config.MIN_THUMBNAIL_PIXELS - 1, config.ENV_THUMBNAIL_SIZES),
+        ("thumbnailSizes", config.MAX_THUMBNAIL_PIXELS + 1, config.ENV_THUMBNAIL_SIZES),
+        ("backoffBaseSeconds", config.MIN_BACKOFF_SECONDS - 1, config.ENV_BACKOFF_BASE_SECONDS),
+        ("backoffCapSeconds", config.SQS_MAX_VISIBILITY_SECONDS + 1, config.ENV_BACKOFF_CAP_SECONDS),
+    ],
+)
+def test_a_value_beyond_a_bound_is_refused_by_synth_and_at_run_time(
+    at_the_bounds: tuple[dict[str, Any], Stack], key: str, beyond: int, env_name: str
+) -> None:
+    template, _ = at_the_bounds
+    with pytest.raises(ValueError, match=key):
+        _from({**AT_THE_BOUNDS, key: beyond})
+    environment = _environments(template)["lambdas.handlers.worker.handler"]
+    with pytest.raises(ValidationError, match=env_name):
+        WorkerSettings.load({**environment, env_name: str(beyond)})
+
+
+def test_the_placeholder_sender_warns_for_aws_only() -> None:
+    assert list(_from({}).warnings()) == ["offload:placeholderSenderEmail"]
+    assert _from({"localRuntime": "true"}).warnings() == {}
+    assert _from({"senderEmail": "jobs@mail.example.org"}).warnings() == {}
+
+
+def test_synth_shows_the_sender_warning_for_aws_and_not_for_the_local_runtime(
+    at_the_bounds: tuple[dict[str, Any], Stack], tmp_path: Path
+) -> None:
+    placeholder = Match.string_like_regexp("senderEmail is the placeholder")
+    _, local = at_the_bounds
+    assert Annotations.from_stack(local).find_warning("*", placeholder) == []
+    _, for_aws = _synth({}, tmp_path)
+    assert len(Annotations.from_stack(for_aws).find_warning("*", placeholder)) == 1

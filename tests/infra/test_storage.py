@@ -22,10 +22,21 @@ def test_tables_are_on_demand_recoverable_encrypted_and_retained(cfn: Template) 
                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
                 "SSESpecification": {"SSEEnabled": True},
                 "TableName": Match.absent(),
+                # Both tables expire their items (finished jobs, and their delivery records).
+                "TimeToLiveSpecification": {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True},
+                "DeletionProtectionEnabled": True,
             },
         },
     )
     assert len(tables) == 2
+
+
+def test_deletion_protection_can_be_turned_off_for_development() -> None:
+    from infra.synth import synthesize
+
+    template = synthesize({"deletionProtection": "false"})
+    tables = resources(template, "AWS::DynamoDB::Table").values()
+    assert [t["Properties"]["DeletionProtectionEnabled"] for t in tables] == [False, False]
 
 
 def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:
@@ -55,7 +66,7 @@ def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:
     )
 
 
-def test_deliveries_table_keys_and_index(cfn: Template) -> None:
+def test_deliveries_table_keys_index_and_ttl(cfn: Template) -> None:
     cfn.has_resource_properties(
         "AWS::DynamoDB::Table",
         {
@@ -84,7 +95,7 @@ def test_deliveries_table_keys_and_index(cfn: Template) -> None:
                     "Projection": {"ProjectionType": "ALL"},
                 }
             ],
-            "TimeToLiveSpecification": Match.absent(),
+            "TimeToLiveSpecification": {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True},
         },
     )
 

@@ -10,7 +10,7 @@ from moto import mock_aws
 from lambdas.jobs import registry
 from lambdas.store.jobs import JobStore
 from local_runtime.moto_main import serialise_item_operations
-from local_runtime.provision import provision
+from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
@@ -49,6 +49,7 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             table=outputs["JobsTableName"],
             topic_arn=outputs["AlertsTopicArn"],
             alert_queue_url=alert_queue,
+            mappings=provisioned.event_source_mappings,
         )
 
 

@@ -10,7 +10,6 @@ from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.job import JobStatus, NewJob
-from lambdas.models.settings import WorkerSettings
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
@@ -26,8 +25,6 @@ class SpawnPayload(BaseModel):
 
 
 def spawn(payload: SpawnPayload, context: JobContext) -> AwaitChildren:
-    settings = WorkerSettings.load()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
     children = [
         NewJob(
             job_id=str(uuid.uuid5(uuid.UUID(context.job_id), str(i))),
@@ -38,8 +35,7 @@ def spawn(payload: SpawnPayload, context: JobContext) -> AwaitChildren:
         )
         for i, child_type in enumerate(payload.children)
     ]
-    created = store.create_children(children)
-    JobQueue(settings.queue_url).send_many(created)
+    context.create_children(children)
     if context.attempt <= payload.fail_after_spawning:
         raise RetryableJobError("crashed after spawning")
     return AwaitChildren(total=len(children), result={"spawned": len(children)})

@@ -41,7 +41,9 @@ def test_a_lost_send_message_is_repaired_by_recovery(
 
     monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
     from lambdas.handlers import recovery
+    from lambdas.models import settings
 
+    settings.reset()
     recovery._sweeper.cache_clear()
     clock.advance(1)
     assert pipeline.run_recovery()["requeuedPending"] == 1
@@ -227,3 +229,17 @@ def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline, clock: 
     assert job["status"] == "dead"
     assert job["lastError"].startswith("no attempts left after 1")
     assert len(pipeline.alerts()) == 1
+
+
+def test_every_finished_sweep_emits_the_heartbeat_its_alarm_watches(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # infra's RecoverySweepsMissing alarm fires when this count stays at zero for three periods.
+    pipeline.run_recovery()
+
+    blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    (metrics,) = [blob for blob in blobs if config.METRIC_SWEEPS in blob]
+    assert metrics[config.METRIC_SWEEPS] == [1.0]
+    assert metrics["service"] == config.SERVICE_NAME
+    (directive,) = metrics["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == config.METRICS_NAMESPACE

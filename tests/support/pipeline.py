@@ -1,14 +1,17 @@
 """The deployed pipeline, in-process: moto resources from the synthesized template, handlers called directly.
 
 `Pipeline` plays the parts AWS plays around the four functions: API Gateway (an event per request),
-the SQS event source mappings (receive a batch, invoke, delete what succeeded) and the schedule.
+the SQS event source mappings and the schedule. Deliveries go through the local runtime's own event
+source code (`local_runtime.esm`): the same receive, the same records, the same partial batch rules,
+so a test and `make run` cannot disagree about what a batch response deletes. Redrive is SQS's own
+(moto's), after the template's `maxReceiveCount` receives.
 """
 
 import base64
 import copy
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,8 @@ from botocore.exceptions import ClientError
 from lambdas.handlers import api, dead_letter, recovery, worker
 from lambdas.store import clients
 from local_runtime.context import LambdaContext
+from local_runtime.esm import delete_records, receive_messages, settled_records, sqs_record
+from local_runtime.template import EventSourceMapping
 
 EVENTS = Path(__file__).resolve().parent.parent / "events"
 
@@ -35,6 +40,12 @@ class ApiResponse:
 
 
 @dataclass
+class Delivery:
+    response: Any  # what the handler returned
+    kept: list[dict[str, Any]]  # the records not deleted: they come back after their visibility timeout
+
+
+@dataclass
 class Pipeline:
     env: dict[str, str]
     queue_url: str
@@ -42,6 +53,7 @@ class Pipeline:
     table: str
     topic_arn: str
     alert_queue_url: str
+    mappings: list[EventSourceMapping]  # the template's, as provisioned
     sqs: Any = field(init=False)
 
     def __post_init__(self) -> None:
@@ -95,62 +107,53 @@ class Pipeline:
 
     # --- SQS event source mappings ---------------------------------------------------------------
 
-    def receive(self, queue_url: str, limit: int = 10) -> list[dict[str, Any]]:
-        """Receive up to `limit` messages as the records of an SQS Lambda event."""
-        response = self.sqs.receive_message(
-            QueueUrl=queue_url,
-            MaxNumberOfMessages=limit,
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-        )
-        records = []
-        for message in response.get("Messages", []):
-            attributes = {
-                name: {"stringValue": value["StringValue"], "dataType": value["DataType"]}
-                for name, value in (message.get("MessageAttributes") or {}).items()
-            }
-            records.append(
-                {
-                    "messageId": message["MessageId"],
-                    "receiptHandle": message["ReceiptHandle"],
-                    "body": message["Body"],
-                    "attributes": message.get("Attributes", {}),
-                    "messageAttributes": attributes,
-                    "md5OfBody": message["MD5OfBody"],
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:queue",
-                    "awsRegion": "us-east-1",
-                }
-            )
-        return records
+    def _mapping(self, queue_url: str) -> EventSourceMapping:
+        (mapping,) = [m for m in self.mappings if m.queue_url == queue_url]
+        return mapping
 
-    def _deliver(
-        self, queue_url: str, records: list[dict[str, Any]], handler: Any, name: str
-    ) -> dict[str, Any]:
-        """Invoke like the event source mapping does, then delete every message not reported failed."""
+    def receive(self, queue_url: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Receive up to `limit` messages as the records of the SQS event Lambda would build."""
+        mapping = self._mapping(queue_url)
+        region = self.sqs.meta.region_name
+        messages = receive_messages(self.sqs, queue_url, limit)
+        return [sqs_record(message, mapping.queue_arn, region) for message in messages]
+
+    def deliver(
+        self,
+        queue_url: str,
+        records: list[dict[str, Any]],
+        handler: Callable[[dict[str, Any], Any], Any],
+        name: str = "function",
+    ) -> Delivery:
+        """Invoke like the event source mapping does, then delete what its rules delete.
+
+        A handler that raises fails the whole batch (nothing is deleted) and the error reaches the test.
+        """
         response = handler({"Records": records}, LambdaContext(function_name=name))
-        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
-        for record in records:
-            if record["messageId"] not in failed:
-                self.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=record["receiptHandle"])
-        return dict(response)
+        report = self._mapping(queue_url).report_batch_item_failures
+        deleted = settled_records(records, True, response, report)
+        delete_records(self.sqs, queue_url, deleted)
+        return Delivery(response, [r for r in records if r not in deleted])
 
     def run_worker(self, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         records = self.receive(self.queue_url) if records is None else records
-        return self._deliver(self.queue_url, records, worker.handler, "worker")
+        return dict(self.deliver(self.queue_url, records, worker.handler, "worker").response)
 
     def run_dead_letter(self, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         records = self.receive(self.dlq_url, 5) if records is None else records
-        return self._deliver(self.dlq_url, records, dead_letter.handler, "dead_letter")
+        return dict(self.deliver(self.dlq_url, records, dead_letter.handler, "dead_letter").response)
 
     def run_recovery(self) -> dict[str, Any]:
         return dict(recovery.handler(load_event("schedule.json"), LambdaContext(function_name="recovery")))
 
     def make_visible(self, records: list[dict[str, Any]]) -> None:
         """Time passes: the messages' visibility timeouts (the backoff) run out now."""
+        urls = {m.queue_arn: m.queue_url for m in self.mappings}
         for record in records:
             self.sqs.change_message_visibility(
-                QueueUrl=self.queue_url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=0
+                QueueUrl=urls[record["eventSourceARN"]],
+                ReceiptHandle=record["receiptHandle"],
+                VisibilityTimeout=0,
             )
 
     def drain(self, rounds: int = 30) -> None:
@@ -161,14 +164,29 @@ class Pipeline:
         for _ in range(rounds):
             records = self.receive(self.queue_url)
             if records:
-                failed = {f["itemIdentifier"] for f in self.run_worker(records)["batchItemFailures"]}
-                self.make_visible([r for r in records if r["messageId"] in failed])
+                self.make_visible(self.deliver(self.queue_url, records, worker.handler, "worker").kept)
             letters = self.receive(self.dlq_url, 5)
             if letters:
                 self.run_dead_letter(letters)
             if not records and not letters:
                 return
         raise AssertionError("queues did not drain")
+
+    def fail_until_redriven(self) -> int:
+        """Let every invocation of the worker fail before its handler runs (a crash, a timeout: nothing is
+        deleted), the visibility timeout passing at once, until SQS moves the queue's messages (one batch
+        of up to ten) to the dead-letter queue. Returns the receives that took: the `maxReceiveCount`."""
+        policy = json.loads(
+            self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["RedrivePolicy"])[
+                "Attributes"
+            ]["RedrivePolicy"]
+        )
+        for receives in range(int(policy["maxReceiveCount"]) + 1):
+            records = self.receive(self.queue_url)
+            if not records:
+                return receives
+            self.make_visible(records)
+        raise AssertionError(f"the queue did not redrive after {receives} receives")
 
     def visible(self, queue_url: str) -> int:
         attributes = self.sqs.get_queue_attributes(

@@ -2,8 +2,8 @@
 
 import pytest
 
+from lambdas.config import SQS_MAX_VISIBILITY_SECONDS as MAX_VISIBILITY_SECONDS
 from lambdas.lifecycle.backoff import retry_delay
-from lambdas.store.queue import MAX_VISIBILITY_SECONDS
 
 
 @pytest.mark.parametrize(

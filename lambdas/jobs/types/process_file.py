@@ -16,49 +16,28 @@ same way on every retry.
 
 import json
 import tempfile
-from typing import Any
+from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from lambdas import config
 from lambdas.jobs import files
-from lambdas.jobs.base import InvalidPayloadError, JobContext, JobType, PermanentJobError
-from lambdas.jobs.settings import cached
-from lambdas.models.uploads import UploadsSettings
-from lambdas.observability import logger
-from lambdas.store.uploads import (
+from lambdas.jobs.base import (
+    InvalidPayloadError,
+    JobContext,
+    JobType,
+    PermanentJobError,
+    Results,
+    SubmissionContext,
+)
+from lambdas.models.uploads import (
     UPLOAD_KEY_PATTERN,
     UploadAccessDeniedError,
     UploadNotFoundError,
-    Uploads,
     UploadTooLargeError,
-    result_key,
 )
+from lambdas.observability import logger
 
 NAME = "process_file"
-MIN_THUMBNAIL = 16
-MAX_THUMBNAIL = 4096
-
-
-class FileSettings(UploadsSettings):
-    thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
-
-    @field_validator("thumbnail_sizes", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):  # "128,512" in the environment
-            return tuple(int(part) for part in value.replace(" ", "").split(",") if part)
-        return value
-
-    @field_validator("thumbnail_sizes")
-    @classmethod
-    def _sensible(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if not value or any(not MIN_THUMBNAIL <= size <= MAX_THUMBNAIL for size in value):
-            raise ValueError(f"thumbnail sizes must be {MIN_THUMBNAIL}..{MAX_THUMBNAIL} pixels")
-        return tuple(sorted(set(value), reverse=True))
-
-
-settings = cached(FileSettings)
 
 
 class ProcessFilePayload(BaseModel):
@@ -71,30 +50,28 @@ class ProcessFilePayload(BaseModel):
     )
 
 
-def check_submission(payload: ProcessFilePayload) -> None:
+def check_submission(payload: ProcessFilePayload, context: SubmissionContext) -> None:
     """422 when nothing was uploaded at the key yet, or the upload is over the size limit.
 
     Needs s3:GetObject on uploads/* (HeadObject) and s3:ListBucket (so a missing key is a 404). When
     S3 answers 403 instead, the job is accepted and the worker, which may read every upload, decides.
     """
-    current = settings()
+    uploads = context.uploads
     try:
-        stored = Uploads(current.uploads_bucket).head(payload.key)
+        stored = uploads.head(payload.key)
     except UploadNotFoundError as error:
         raise InvalidPayloadError(f"{error}; upload the file before submitting the job") from None
     except UploadAccessDeniedError:
         logger.warning("cannot check the upload at submission; the worker will", key=payload.key)
         return
-    if stored.size > current.max_file_bytes:
-        raise InvalidPayloadError(f"the file is {stored.size} bytes; the limit is {current.max_file_bytes}")
+    if stored.size > uploads.max_bytes:
+        raise InvalidPayloadError(f"the file is {stored.size} bytes; the limit is {uploads.max_bytes}")
 
 
 def run(payload: ProcessFilePayload, context: JobContext) -> dict[str, Any]:
-    current = settings()
-    uploads = Uploads(current.uploads_bucket)
     with tempfile.TemporaryFile() as local:
         try:
-            size, sha256 = uploads.download(payload.key, local, current.max_file_bytes)
+            size, sha256 = context.uploads.download(payload.key, local)
         except (UploadNotFoundError, UploadTooLargeError) as error:
             raise PermanentJobError(str(error)) from None
         local.seek(0)
@@ -102,21 +79,18 @@ def run(payload: ProcessFilePayload, context: JobContext) -> dict[str, Any]:
         local.seek(0)
         described = {"key": payload.key, "size": size, "sha256": sha256, "contentType": content_type}
         if content_type in {ct for ct, _, _ in files.IMAGE_FORMATS.values()}:
-            written = _write_thumbnails(uploads, context.job_id, local, current.thumbnail_sizes)
+            written = _write_thumbnails(context.results, local, context.settings.thumbnail_sizes)
             return {**described, "keys": [t["key"] for t in written], "thumbnails": written}
-    key = result_key(context.job_id, "metadata.json")
-    uploads.put(key, json.dumps(described, indent=2).encode(), "application/json")
+    key = context.results.put("metadata.json", json.dumps(described, indent=2).encode(), "application/json")
     return {**described, "keys": [key]}
 
 
-def _write_thumbnails(
-    uploads: Uploads, job_id: str, source: Any, sizes: tuple[int, ...]
-) -> list[dict[str, Any]]:
+def _write_thumbnails(results: Results, source: IO[bytes], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     written = []
     try:
         for thumbnail in files.thumbnails(source, sizes):
-            key = result_key(job_id, f"thumb-{thumbnail.size}.{thumbnail.extension}")
-            uploads.put(key, thumbnail.data, thumbnail.content_type)
+            name = f"thumb-{thumbnail.size}.{thumbnail.extension}"
+            key = results.put(name, thumbnail.data, thumbnail.content_type)
             written.append(
                 {"key": key, "size": thumbnail.size, "width": thumbnail.width, "height": thumbnail.height}
             )

@@ -1,7 +1,8 @@
 """`send_email`: one message through Amazon SES (v2 SendEmail) to up to 50 recipients.
 
-The sender is the stack's (CDK context `senderEmail`, env SENDER_EMAIL), never the payload's: a
-caller can choose who receives mail, not who it claims to come from.
+The sender is the stack's (CDK context `senderEmail`, env SENDER_EMAIL), never the payload's: the
+context sends as that address only, so a caller can choose who receives mail, not who it claims to
+come from.
 
 SES's answer decides what happens next. Throttling, sending quotas and server errors are transient
 (the job retries with backoff). A rejection that would repeat (an address SES refuses, a message it
@@ -18,10 +19,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lambdas import config
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
-from lambdas.jobs.settings import TypeSettings, cached
-from lambdas.store.clients import client
 
 NAME = "send_email"
 MAX_RECIPIENTS = 50  # SES's limit per message
@@ -50,13 +48,6 @@ _PERMANENT_CODES = frozenset(
 _TRANSIENT_CODES = frozenset(
     {"TooManyRequestsException", "LimitExceededException", "SendingPausedException", "Throttling"}
 )
-
-
-class EmailSettings(TypeSettings):
-    sender_email: str = Field(alias=config.ENV_SENDER_EMAIL, min_length=3)
-
-
-settings = cached(EmailSettings)
 
 
 def _check_address(value: str) -> str:
@@ -102,26 +93,25 @@ class SendEmailPayload(BaseModel):
         return self
 
 
-def run(payload: SendEmailPayload, _context: JobContext) -> dict[str, Any]:
+def run(payload: SendEmailPayload, context: JobContext) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if payload.text is not None:
         body["Text"] = {"Data": payload.text, "Charset": "UTF-8"}
     if payload.html is not None:
         body["Html"] = {"Data": payload.html, "Charset": "UTF-8"}
     request: dict[str, Any] = {
-        "FromEmailAddress": settings().sender_email,
         "Destination": {"ToAddresses": payload.to},
         "Content": {"Simple": {"Subject": {"Data": payload.subject, "Charset": "UTF-8"}, "Body": body}},
     }
     if payload.reply_to:
         request["ReplyToAddresses"] = [payload.reply_to]
     try:
-        response = client("sesv2").send_email(**request)
+        message_id = context.send_email(request)
     except ClientError as error:
         raise _translate(error) from None
     except BotoCoreError as error:  # connection errors, timeouts
         raise RetryableJobError(f"SES unreachable: {error}") from None
-    return {"messageId": response["MessageId"], "recipients": len(payload.to)}
+    return {"messageId": message_id, "recipients": len(payload.to)}
 
 
 def _translate(error: ClientError) -> Exception:

@@ -15,12 +15,13 @@ other deliveries of the same event (a worker batch usually holds several).
 """
 
 import email.utils
-import functools
 import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,43 +29,38 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas import config
 from lambdas.jobs import ssrf, webhook_signing
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
-from lambdas.jobs.settings import TypeSettings, cached, forget_on_reset
-from lambdas.models.settings import JobsTableSettings
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
+from lambdas.models.job import Job
+from lambdas.models.settings import WebhookPolicySettings, forget_on_reset
 from lambdas.observability import logger
-from lambdas.store.clients import client
-from lambdas.store.deliveries import DeliveryAttempt, DeliveryLog
-from lambdas.store.jobs import JobStore
 
 if TYPE_CHECKING:
     from lambdas.jobs.webhook_http import HttpOutcome
 
 DELIVERY_TYPE = "webhook_delivery"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
-MAX_RETRY_AFTER_SECONDS = 3600
-SECRET_CACHE_SECONDS = 300  # a rotated secret is picked up within five minutes
+MAX_RETRY_AFTER_SECONDS = config.MAX_RETRY_AFTER_SECONDS
 _DELIVERY_NAMESPACE = uuid.UUID("2d6b4c8e-95f1-4c3a-b1f0-7a3e5d9c0b42")
 # Leave this much of the invocation for recording the outcome after the HTTP exchange.
 _RESERVED_MS = 5_000
+# Fan-outs whose event body is kept per process (a worker batch usually holds several of their children).
+_EVENT_CACHE_SIZE = 16
 
 
-class WebhookPolicySettings(TypeSettings):
-    """Where webhooks may go; read by the API (submission checks) and the worker (delivery)."""
+class Verdict(StrEnum):
+    """What an endpoint's answer means for the delivery."""
 
-    allow_http: bool = Field(alias=config.ENV_ALLOW_HTTP_WEBHOOKS, default=False)
-    allow_loopback: bool = Field(alias=config.ENV_WEBHOOK_ALLOW_LOOPBACK, default=False)
-
-    @property
-    def policy(self) -> ssrf.TargetPolicy:
-        return ssrf.TargetPolicy(allow_http=self.allow_http, allow_loopback=self.allow_loopback)
+    DELIVERED = "delivered"
+    GONE = "gone"  # 410: the endpoint was removed
+    RETRY = "retry"
+    PERMANENT = "permanent"
 
 
-class DeliverySettings(JobsTableSettings):
-    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
-    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
-
-
-policy_settings = cached(WebhookPolicySettings)
-delivery_settings = cached(DeliverySettings)
+def target_policy(settings: WebhookPolicySettings) -> ssrf.TargetPolicy:
+    """Where webhooks may go in this deployment; the API and the worker apply the same policy."""
+    return ssrf.TargetPolicy(
+        allow_http=settings.allow_http_webhooks, allow_loopback=settings.allow_loopback_webhooks
+    )
 
 
 class WebhookDeliveryPayload(BaseModel):
@@ -89,11 +85,32 @@ class _Event:
         self.body = body
 
 
-@functools.lru_cache(maxsize=16)
-def _event(fanout_id: str) -> _Event:
+class _EventCache:
+    """The events of recent fan-outs, by fan-out id: a parent's payload never changes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: dict[str, _Event] = {}
+
+    def get(self, fanout_id: str, read_parent: Callable[[], Job | None]) -> _Event:
+        with self._lock:
+            found = self._events.get(fanout_id)
+        if found is not None:
+            return found
+        event = _event_of(fanout_id, read_parent())
+        with self._lock:
+            if len(self._events) >= _EVENT_CACHE_SIZE:
+                self._events.clear()
+            self._events[fanout_id] = event
+        return event
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._events.clear()
+
+
+def _event_of(fanout_id: str, parent: Job | None) -> _Event:
     """The event a fan-out sends, as the exact bytes every endpoint receives."""
-    settings = delivery_settings()
-    parent = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days).get(fanout_id)
     if parent is None:
         raise PermanentJobError(f"fan-out {fanout_id} no longer exists")
     event_type = str(parent.payload["eventType"])
@@ -101,29 +118,8 @@ def _event(fanout_id: str) -> _Event:
     return _Event(event_type, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-forget_on_reset(_event)
-
-
-class _SecretCache:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._value: tuple[str, float, bytes] | None = None
-
-    def key(self, arn: str) -> bytes:
-        with self._lock:
-            now = time.monotonic()
-            if self._value is None or self._value[0] != arn or now - self._value[1] > SECRET_CACHE_SECONDS:
-                secret = client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
-                self._value = (arn, now, webhook_signing.signing_key(secret))
-            return self._value[2]
-
-    def cache_clear(self) -> None:
-        with self._lock:
-            self._value = None
-
-
-_secret = _SecretCache()
-forget_on_reset(_secret)
+_events = _EventCache()
+forget_on_reset(_events)
 
 
 def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
@@ -133,61 +129,58 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
 
     if context.parent_id is None:
         raise PermanentJobError("a webhook delivery must belong to a fan-out")
-    settings = delivery_settings()
-    event = _event(context.parent_id)
-    attempt = _Attempt(payload, context, event.event_type, DeliveryLog(settings.deliveries_table))
-    policy = policy_settings().policy
+    event = _events.get(context.parent_id, context.read_parent)
+    attempt = _Attempt(payload, context, event.event_type)
+    policy = target_policy(context.settings)
     try:
         target = ssrf.resolve(ssrf.parse(payload.url, policy), policy)
     except ssrf.RefusedTargetError as error:
-        attempt.record("failed", error=f"refused: {error}")
+        attempt.record(DeliveryOutcome.FAILED, error=f"refused: {error}")
         raise PermanentJobError(f"endpoint refused by the SSRF policy: {error}") from None
     except ssrf.UnresolvedTargetError as error:
-        attempt.record(attempt.retry_outcome, error=str(error))
+        attempt.record(attempt.outcome_of(Verdict.RETRY), error=str(error))
         raise RetryableJobError(str(error)) from None
 
     timestamp = int(time.time())
-    headers = webhook_signing.headers(
-        _secret.key(settings.webhook_secret_arn), context.job_id, timestamp, event.body
-    )
+    key = webhook_signing.signing_key(context.signing_secret())
+    headers = webhook_signing.headers(key, context.job_id, timestamp, event.body)
     connect_timeout, read_timeout = _timeouts(context)
     outcome = webhook_http.post(
         target, event.body, headers, connect_timeout=connect_timeout, read_timeout=read_timeout
     )
     verdict = classify(outcome)
     response_text = outcome.body.decode("utf-8", errors="replace") if outcome.body else None
-    logged_outcome = {"delivered": "delivered", "retry": attempt.retry_outcome}.get(verdict, "failed")
     attempt.record(
-        logged_outcome,
+        attempt.outcome_of(verdict),
         http_status=outcome.status,
         latency_ms=outcome.latency_ms,
         error=outcome.error,
         response=response_text,
     )
-    if verdict == "delivered":
+    if verdict is Verdict.DELIVERED:
         return {"endpointId": payload.endpoint_id, "httpStatus": outcome.status, "attempts": context.attempt}
     description = outcome.error or f"HTTP {outcome.status}"
-    if verdict == "gone":
+    if verdict is Verdict.GONE:
         raise PermanentJobError(f"endpoint is gone ({description}); not retrying")
-    if verdict == "retry":
+    if verdict is Verdict.RETRY:
         raise RetryableJobError(
             f"delivery failed: {description}", retry_after=parse_retry_after(outcome.retry_after)
         )
     raise PermanentJobError(f"endpoint refused the delivery: {description}")
 
 
-def classify(outcome: "HttpOutcome") -> str:
-    """`delivered`, `gone`, `retry` or `permanent`, from what came back."""
+def classify(outcome: "HttpOutcome") -> Verdict:
+    """What came back, read as a verdict."""
     status = outcome.status
     if status is None:
-        return "retry"
+        return Verdict.RETRY
     if 200 <= status < 300:
-        return "delivered"
+        return Verdict.DELIVERED
     if status == 410:
-        return "gone"
+        return Verdict.GONE
     if status in (408, 429) or status >= 500:
-        return "retry"
-    return "permanent"
+        return Verdict.RETRY
+    return Verdict.PERMANENT
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -222,23 +215,23 @@ def _timeouts(context: JobContext) -> tuple[float, float]:
 class _Attempt:
     """Writes this attempt's line in the delivery log."""
 
-    def __init__(
-        self, payload: WebhookDeliveryPayload, context: JobContext, event_type: str, log: DeliveryLog
-    ):
+    def __init__(self, payload: WebhookDeliveryPayload, context: JobContext, event_type: str):
         self._payload = payload
         self._context = context
         self._event_type = event_type
-        self._log = log
         self._started = time.time()
 
-    @property
-    def retry_outcome(self) -> str:
+    def outcome_of(self, verdict: Verdict) -> DeliveryOutcome:
+        if verdict is Verdict.DELIVERED:
+            return DeliveryOutcome.DELIVERED
         # The lifecycle kills a job whose last attempt failed; the log says so rather than "retry".
-        return "failed" if self._context.attempt >= self._context.max_attempts else "retry"
+        if verdict is Verdict.RETRY and self._context.attempt < self._context.max_attempts:
+            return DeliveryOutcome.RETRY
+        return DeliveryOutcome.FAILED
 
     def record(
         self,
-        outcome: str,
+        outcome: DeliveryOutcome,
         *,
         http_status: int | None = None,
         latency_ms: int = 0,
@@ -260,7 +253,7 @@ class _Attempt:
             response=response,
         )
         try:
-            self._log.record(entry)
+            self._context.record_delivery(entry)
         except Exception:
             # The delivery itself happened (or not) regardless; failing the job here would re-send it.
             logger.exception("could not record the delivery attempt", deliveryId=self._context.job_id)

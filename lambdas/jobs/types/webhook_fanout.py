@@ -20,28 +20,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lambdas.jobs import ssrf
-from lambdas.jobs.base import AwaitChildren, InvalidPayloadError, JobContext, JobType
-from lambdas.jobs.settings import cached
+from lambdas.jobs.base import AwaitChildren, InvalidPayloadError, JobContext, JobType, SubmissionContext
 from lambdas.jobs.types.webhook_delivery import (
     DELIVERY_TYPE,
     NAME_PATTERN,
     WebhookDeliveryPayload,
     delivery_id,
-    policy_settings,
+    target_policy,
 )
 from lambdas.models.job import NewJob
-from lambdas.models.settings import WorkerSettings
 from lambdas.observability import logger
-from lambdas.store.jobs import JobStore
-from lambdas.store.queue import JobQueue
 
 NAME = "webhook_fanout"
 MAX_ENDPOINTS = 1000
 # DNS look-ups at submission run in parallel, so 1000 endpoints on distinct hosts stay quick.
 _LOOKUP_THREADS = 16
-
-
-_worker_settings = cached(WorkerSettings)
 
 
 class Endpoint(BaseModel):
@@ -68,13 +61,13 @@ class WebhookFanoutPayload(BaseModel):
         return self
 
 
-def check_submission(payload: WebhookFanoutPayload) -> None:
+def check_submission(payload: WebhookFanoutPayload, context: SubmissionContext) -> None:
     """Refuse (422) any endpoint the SSRF policy refuses, including after resolving its host name.
 
     A host that does not exist is refused too; a resolver that is merely unavailable is not, since
     every delivery checks again before it connects.
     """
-    policy = policy_settings().policy
+    policy = target_policy(context.settings)
     targets: dict[str, ssrf.Target] = {}
     for index, endpoint in enumerate(payload.endpoints):
         try:
@@ -100,8 +93,6 @@ def _resolution_problem(target: ssrf.Target, policy: ssrf.TargetPolicy) -> str |
 
 
 def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
-    settings = _worker_settings()
-    store = JobStore(settings.jobs_table, settings.status_shards, settings.finished_ttl_days)
     children = [
         NewJob(
             job_id=delivery_id(context.job_id, endpoint.id),
@@ -114,12 +105,11 @@ def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
         )
         for endpoint in payload.endpoints
     ]
-    created = store.create_children(children)
-    unsent = JobQueue(settings.queue_url).send_many(created)
-    if unsent:
+    written = context.create_children(children)
+    if written.unsent:
         # They are stored as pending; the recovery sweep sends them when they are overdue.
-        logger.warning("some delivery messages were not accepted by SQS", unsent=len(unsent))
-    logger.info("fan-out children written", childrenTotal=len(children), childrenNew=len(created))
+        logger.warning("some delivery messages were not accepted by SQS", unsent=written.unsent)
+    logger.info("fan-out children written", childrenTotal=len(children), childrenNew=written.created)
     return AwaitChildren(
         total=len(children),
         result={"eventType": payload.event_type, "deliveries": len(children)},

@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from lambdas import config
-from lambdas.jobs import settings as type_settings
+from lambdas.models import settings
 from tests.support.pipeline import Pipeline
 from tests.support.webhook_receiver import Receiver
 
@@ -29,7 +29,7 @@ def stack(pipeline: Pipeline) -> Iterator[Stack]:
     # Verifying the sender is the operator's step in SES, outside the stack.
     boto3.client("sesv2").create_email_identity(EmailIdentity=env[config.ENV_SENDER_EMAIL])
     secret = boto3.client("secretsmanager").get_secret_value(SecretId=env[config.ENV_WEBHOOK_SECRET_ARN])
-    type_settings.reset()
+    settings.reset()
     yield Stack(
         pipeline=pipeline,
         jobs_table=env[config.ENV_JOBS_TABLE],
@@ -38,7 +38,7 @@ def stack(pipeline: Pipeline) -> Iterator[Stack]:
         sender=env[config.ENV_SENDER_EMAIL],
         secret=secret["SecretString"],
     )
-    type_settings.reset()
+    settings.reset()
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def loopback_webhooks(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
     Applied over the stack's own environment (where ALLOW_HTTP_WEBHOOKS is false)."""
     monkeypatch.setenv(config.ENV_ALLOW_HTTP_WEBHOOKS, "true")
     monkeypatch.setenv(config.ENV_WEBHOOK_ALLOW_LOOPBACK, "true")
-    type_settings.reset()
+    settings.reset()
     return stack
 
 

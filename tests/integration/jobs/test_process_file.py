@@ -10,10 +10,11 @@ import pytest
 import requests
 from PIL import Image
 
-from lambdas.jobs.base import InvalidPayloadError, JobContext, PermanentJobError
+from lambdas.jobs.base import InvalidPayloadError, PermanentJobError
 from lambdas.jobs.types import process_file
 from lambdas.jobs.types.process_file import ProcessFilePayload
 from lambdas.store.uploads import Uploads
+from tests.support.contexts import job_context, submission_context
 from tests.unit.jobs.test_files import _png_header_only
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -29,8 +30,11 @@ def upload(stack, name: str, data: bytes | None = None, content_type: str | None
 
 
 def run(key: str, job_id: str = "job-1") -> dict:
-    context = JobContext(job_id=job_id, job_type="process_file", attempt=1, max_attempts=5)
-    return process_file.run(ProcessFilePayload(key=key), context)
+    return process_file.run(ProcessFilePayload(key=key), job_context(job_id, "process_file"))
+
+
+def check(key: str) -> None:
+    process_file.check_submission(ProcessFilePayload(key=key), submission_context())
 
 
 def objects(stack, prefix: str = "results/") -> dict[str, dict]:
@@ -83,7 +87,6 @@ def test_images_get_thumbnails_under_the_job_prefix(stack, name, expected):
 
 def test_configured_sizes_are_used(stack, monkeypatch):
     monkeypatch.setenv("THUMBNAIL_SIZES", "64, 256,600")
-    process_file.settings.cache_clear()
     result = run(upload(stack, "landscape.jpg"))
     assert [(t["size"], t["width"], t["height"]) for t in result["thumbnails"]] == [
         (600, 600, 450),
@@ -133,9 +136,8 @@ def test_decompression_bombs_are_dead(stack):
 def test_size_limit_at_submission_and_when_running(stack, monkeypatch):
     key = upload(stack, "landscape.jpg")
     monkeypatch.setenv("MAX_FILE_BYTES", "10000")
-    process_file.settings.cache_clear()
     with pytest.raises(InvalidPayloadError, match="limit is 10000"):
-        process_file.check_submission(ProcessFilePayload(key=key))
+        check(key)
     with pytest.raises(PermanentJobError, match="larger than 10000"):
         run(key)
 
@@ -143,13 +145,13 @@ def test_size_limit_at_submission_and_when_running(stack, monkeypatch):
 def test_nothing_uploaded_yet(stack):
     key = "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/never.jpg"
     with pytest.raises(InvalidPayloadError, match="upload the file"):
-        process_file.check_submission(ProcessFilePayload(key=key))
+        check(key)
     with pytest.raises(PermanentJobError, match="nothing has been uploaded"):
         run(key)
 
 
 def test_submission_accepts_an_uploaded_file(stack):
-    process_file.check_submission(ProcessFilePayload(key=upload(stack, "tiny.png")))
+    check(upload(stack, "tiny.png"))
 
 
 def test_the_documented_example_type_runs_through_the_pipeline(stack, monkeypatch, tmp_path):

@@ -5,13 +5,18 @@ from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
+from pydantic import ValidationError
 
-from lambdas.jobs.base import JobContext, PermanentJobError, RetryableJobError
+from lambdas import config
+from lambdas.jobs.base import PermanentJobError, RetryableJobError
 from lambdas.jobs.types import send_email
 from lambdas.jobs.types.send_email import SendEmailPayload
 from lambdas.store import clients
+from tests.support.contexts import job_context
 
-CONTEXT = JobContext(job_id="job-1", job_type="send_email", attempt=1, max_attempts=5)
+
+def send(message: SendEmailPayload) -> dict:
+    return send_email.run(message, job_context(job_type="send_email"))
 
 
 def sent_messages():
@@ -29,7 +34,7 @@ def payload(**overrides) -> SendEmailPayload:
 
 
 def test_sends_from_the_stack_sender_and_records_the_message_id(stack):
-    result = send_email.run(payload(html="<p>Thanks!</p>", replyTo="billing@example.com"), CONTEXT)
+    result = send(payload(html="<p>Thanks!</p>", replyTo="billing@example.com"))
 
     [message] = sent_messages()
     assert result == {"messageId": message.id, "recipients": 2}
@@ -40,15 +45,14 @@ def test_sends_from_the_stack_sender_and_records_the_message_id(stack):
 
 
 def test_text_only_message(stack):
-    send_email.run(payload(), CONTEXT)
+    send(payload())
     assert [m.body for m in sent_messages()] == ["Thanks!"]
 
 
 def test_a_sender_ses_rejects_is_permanent(stack, monkeypatch):
     monkeypatch.setenv("SENDER_EMAIL", "someone@unverified.example.net")
-    send_email.settings.cache_clear()
     with pytest.raises(PermanentJobError, match="MessageRejected"):
-        send_email.run(payload(), CONTEXT)
+        send(payload())
     assert sent_messages() == []
 
 
@@ -71,7 +75,7 @@ def test_ses_errors(stack, code, status, expected):
     with Stubber(ses) as stubber:
         stubber.add_client_error("send_email", service_error_code=code, http_status_code=status)
         with pytest.raises(expected, match=code):
-            send_email.run(payload(), CONTEXT)
+            send(payload())
     assert sent_messages() == []
 
 
@@ -81,11 +85,10 @@ def test_unreachable_ses_is_retried(stack):
 
     clients.client("sesv2").meta.events.register("before-send.sesv2.SendEmail", unreachable)
     with pytest.raises(RetryableJobError, match="unreachable"):
-        send_email.run(payload(), CONTEXT)
+        send(payload())
 
 
-def test_missing_sender_configuration_fails_loudly(stack, monkeypatch):
-    monkeypatch.delenv("SENDER_EMAIL")
-    send_email.settings.cache_clear()
-    with pytest.raises(ValueError, match="SENDER_EMAIL"):
-        send_email.run(payload(), CONTEXT)
+def test_missing_sender_configuration_fails_the_worker_at_start(stack, monkeypatch):
+    monkeypatch.delenv(config.ENV_SENDER_EMAIL)
+    with pytest.raises(ValidationError, match=config.ENV_SENDER_EMAIL):
+        job_context(job_type="send_email")

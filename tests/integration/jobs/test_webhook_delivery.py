@@ -8,11 +8,12 @@ import pytest
 from standardwebhooks import Webhook
 
 from lambdas.jobs import ssrf, webhook_http
-from lambdas.jobs.base import JobContext, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import PermanentJobError, RetryableJobError
 from lambdas.jobs.types import webhook_delivery
 from lambdas.jobs.types.webhook_delivery import WebhookDeliveryPayload, delivery_id
 from lambdas.models.job import NewJob
 from lambdas.store.deliveries import DeliveryLog
+from tests.support.contexts import job_context
 from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
@@ -37,9 +38,9 @@ def fanout(stack) -> str:
 
 
 def deliver(fanout_id: str, endpoint_id: str, url: str, attempt: int = 1, max_attempts: int = 5):
-    context = JobContext(
-        job_id=delivery_id(fanout_id, endpoint_id),
-        job_type="webhook_delivery",
+    context = job_context(
+        delivery_id(fanout_id, endpoint_id),
+        "webhook_delivery",
         attempt=attempt,
         max_attempts=max_attempts,
         parent_id=fanout_id,
@@ -122,11 +123,11 @@ def test_last_attempt_is_logged_as_failed(stack, fanout, receiver):
 def test_a_slow_endpoint_times_out_and_is_retried(stack, fanout, receiver, monkeypatch):
     monkeypatch.setattr(webhook_http, "READ_TIMEOUT_SECONDS", 0.3)
     receiver.script("/slow", Reply(200, delay=2))
-    started = time.monotonic()
     with pytest.raises(RetryableJobError, match="timeout"):
         deliver(fanout, "ep-1", receiver.url("/slow"))
-    assert time.monotonic() - started < 1.5
     [entry] = log_of(stack, fanout)
+    # The exchange itself, as the log times it: the 2 s answer was cut off by the 0.3 s read timeout.
+    assert entry.latency_ms < 1500
     assert entry.http_status is None
     assert entry.error.startswith("timeout")
 
@@ -161,7 +162,6 @@ def test_only_the_first_kilobyte_of_the_answer_is_read_and_kept(stack, fanout, r
 
 def test_refused_target_is_dead_and_never_contacted(stack, fanout, receiver, monkeypatch):
     monkeypatch.setenv("WEBHOOK_ALLOW_LOOPBACK", "false")
-    webhook_delivery.policy_settings.cache_clear()
     with pytest.raises(PermanentJobError, match="SSRF"):
         deliver(fanout, "ep-1", receiver.url("/hook"))
     assert receiver.requests == []

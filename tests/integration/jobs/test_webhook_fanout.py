@@ -10,11 +10,11 @@ from collections import Counter
 import boto3
 import pytest
 
-from lambdas.jobs.base import JobContext
 from lambdas.jobs.types import webhook_fanout
 from lambdas.jobs.types.webhook_delivery import delivery_id
 from lambdas.jobs.types.webhook_fanout import WebhookFanoutPayload
 from lambdas.store.deliveries import DeliveryLog
+from tests.support.contexts import job_context
 from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
@@ -106,9 +106,8 @@ def test_running_the_fan_out_again_creates_no_second_child(stack, receiver):
     payload = WebhookFanoutPayload.model_validate(
         {"eventType": "e", "data": {}, "endpoints": endpoints(receiver, 30)}
     )
-    context = JobContext(job_id="fanout-x", job_type="webhook_fanout", attempt=1, max_attempts=4)
-    first = webhook_fanout.run(payload, context)
-    second = webhook_fanout.run(payload, JobContext(**{**context.__dict__, "attempt": 2}))
+    first = webhook_fanout.run(payload, job_context("fanout-x", "webhook_fanout", max_attempts=4))
+    second = webhook_fanout.run(payload, job_context("fanout-x", "webhook_fanout", attempt=2, max_attempts=4))
 
     assert first.total == second.total == 30
     sqs = boto3.client("sqs")

@@ -4,9 +4,14 @@ the tests need no DNS; `localhost` goes through the real resolver."""
 
 import pytest
 
+from lambdas import config
 from lambdas.jobs import ssrf
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.jobs.types import webhook_fanout
+from tests.support.contexts import submission_context
+
+# The API function's environment, with the default webhook policy (https only, public addresses only).
+API_ENVIRONMENT = {config.ENV_JOBS_TABLE: "jobs", config.ENV_QUEUE_URL: "q", config.ENV_UPLOADS_BUCKET: "b"}
 
 FAKE_DNS = {
     "metadata.attacker.test": ["169.254.169.254"],
@@ -116,9 +121,7 @@ def test_refused_by_default_policy(url):
 
 
 @pytest.mark.parametrize("url", REFUSED)
-def test_refused_at_submission_with_422(url, monkeypatch):
-    monkeypatch.delenv("ALLOW_HTTP_WEBHOOKS", raising=False)
-    monkeypatch.delenv("WEBHOOK_ALLOW_LOOPBACK", raising=False)
+def test_refused_at_submission_with_422(url):
     payload = webhook_fanout.WebhookFanoutPayload.model_validate(
         {
             "eventType": "invoice.paid",
@@ -127,7 +130,7 @@ def test_refused_at_submission_with_422(url, monkeypatch):
         }
     )
     with pytest.raises(InvalidPayloadError):
-        webhook_fanout.check_submission(payload)
+        webhook_fanout.check_submission(payload, submission_context(API_ENVIRONMENT))
 
 
 @pytest.mark.parametrize(
@@ -185,10 +188,12 @@ def test_unknown_host_is_refused_at_submission_but_a_flaky_resolver_is_not(monke
         {"eventType": "e", "data": {}, "endpoints": [{"id": "a", "url": "https://nowhere.test/"}]}
     )
     with pytest.raises(InvalidPayloadError, match=r"nowhere\.test"):
-        webhook_fanout.check_submission(payload)
+        webhook_fanout.check_submission(payload, submission_context(API_ENVIRONMENT))
 
     def unavailable(host: str, port: int) -> list[str]:
         raise ssrf.UnresolvedTargetError("temporary failure in name resolution", permanent=False)
 
     monkeypatch.setattr(ssrf, "lookup", unavailable)
-    webhook_fanout.check_submission(payload)  # accepted; each delivery checks again
+    webhook_fanout.check_submission(
+        payload, submission_context(API_ENVIRONMENT)
+    )  # accepted; deliveries check again

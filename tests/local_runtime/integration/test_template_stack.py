@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from local_runtime.provision import Provisioned, provision, referenced_id
+from local_runtime.template import Provisioned, provision, referenced_id
 
 
 def _of_type(template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
@@ -55,10 +55,7 @@ def test_queues_match_the_template(template: dict[str, Any], provisioned: Provis
 
 def test_tables_match_the_template(template: dict[str, Any], provisioned: Provisioned) -> None:
     dynamodb = boto3.client("dynamodb")
-    tables = {
-        **_of_type(template, "AWS::DynamoDB::Table"),
-        **_of_type(template, "AWS::DynamoDB::GlobalTable"),
-    }
+    tables = _of_type(template, "AWS::DynamoDB::Table")
     assert len(tables) == 2
     for logical_id, props in tables.items():
         name = provisioned.resources[logical_id].ref
@@ -67,6 +64,7 @@ def test_tables_match_the_template(template: dict[str, Any], provisioned: Provis
         assert sorted(created["AttributeDefinitions"], key=str) == sorted(
             props["AttributeDefinitions"], key=str
         )
+        assert created["DeletionProtectionEnabled"] == props.get("DeletionProtectionEnabled", False)
         assert created["BillingModeSummary"]["BillingMode"] == props.get("BillingMode", "PROVISIONED")
         declared = {
             i["IndexName"]: (i["KeySchema"], i["Projection"]) for i in props.get("GlobalSecondaryIndexes", [])
@@ -80,6 +78,10 @@ def test_tables_match_the_template(template: dict[str, Any], provisioned: Provis
         if "TimeToLiveSpecification" in props:
             assert ttl["AttributeName"] == props["TimeToLiveSpecification"]["AttributeName"]
             assert ttl["TimeToLiveStatus"] == "ENABLED"
+        backups = dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+        pitr = props.get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled", False)
+        status = backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"]
+        assert status == ("ENABLED" if pitr else "DISABLED"), logical_id
 
 
 def test_bucket_topic_and_secret_exist(template: dict[str, Any], provisioned: Provisioned) -> None:

@@ -1,7 +1,7 @@
 """The SQS event source mapping emulation against AWS's documented semantics, message by message.
 
 Real moto server on loopback, real worker processes; the handler's behaviour is chosen by each
-message body (tests/e2e/handlers_for_tests.py).
+message body (tests/local_runtime/e2e/handlers_for_tests.py).
 """
 
 import json
@@ -18,11 +18,11 @@ import pytest
 from local_runtime.esm import BatchOutcome, SqsEventSource
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool
 from local_runtime.moto_server import MotoServer
-from local_runtime.provision import EventSourceMapping
+from local_runtime.template import EventSourceMapping
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 VISIBILITY_TIMEOUT = 2
 FUNCTION_TIMEOUT = 1.5
 
@@ -94,7 +94,7 @@ def start_mapping(moto: MotoServer) -> Iterator[Callable[..., Mapping]]:
         pool = FunctionPool(
             FunctionConfig(
                 name=name,
-                handler="tests.e2e.handlers_for_tests.handler",
+                handler="tests.local_runtime.e2e.handlers_for_tests.handler",
                 timeout_seconds=FUNCTION_TIMEOUT,
                 memory_mb=128,
                 environment={**moto.environment(), "PYTHONPATH": str(REPO)},

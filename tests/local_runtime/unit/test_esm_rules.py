@@ -7,7 +7,7 @@ import pytest
 
 from local_runtime.esm import failed_message_ids, sqs_record
 
-SAMPLE = json.loads((Path(__file__).parents[1] / "events" / "sqs_batch.json").read_text())
+SAMPLE = json.loads((Path(__file__).parents[2] / "events" / "sqs_batch.json").read_text())
 BATCH = ["m-1", "m-2", "m-3"]
 
 

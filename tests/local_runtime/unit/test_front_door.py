@@ -9,9 +9,9 @@ import pytest
 
 from local_runtime.front_door import ApiKey, Gateway, HttpRequest
 from local_runtime.lambda_pool import Invocation
-from local_runtime.provision import ApiSpec, GatewayResponse, Route, UsagePlanLimits
+from local_runtime.template import ApiSpec, GatewayResponse, Route, UsagePlanLimits
 
-SAMPLE = json.loads((Path(__file__).parents[1] / "events" / "api_post_job.json").read_text())
+SAMPLE = json.loads((Path(__file__).parents[2] / "events" / "api_post_job.json").read_text())
 KEY = ApiKey(id="k1e2y3i4d5", value="local-test-api-key-value")
 API = ApiSpec(
     logical_id="Api",

@@ -1,0 +1,122 @@
+"""What each function may do: one table of function -> resource -> IAM actions.
+
+The actions are the API calls each function's code makes (boto3 in `lambdas/`, plus what Lambda does on
+the function's behalf: the queue pollers, logs, traces), nothing more. The table is the one source for:
+- the grants: each construct that owns a resource grants from it (`grant_access` on JobTables,
+  JobQueues, Storage, Alerts), so no construct uses CDK's broad grant families;
+- docs/design.md, whose table `markdown_table()` renders (a test checks the doc shows it);
+- tests/infra, which reads each role's actions back from the synthesized template and compares.
+"""
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any, Final
+
+from aws_cdk import aws_iam as iam
+
+
+class Resource(StrEnum):
+    JOBS_TABLE = "jobs table"
+    STATUS_INDEX = "jobs table, byStatus index"
+    DELIVERIES_TABLE = "deliveries table"
+    MAIN_QUEUE = "main queue"
+    DEAD_LETTER_QUEUE = "dead-letter queue"
+    UPLOADS_BUCKET = "uploads bucket"
+    UPLOADED_FILES = "uploads bucket, uploads/*"
+    RESULT_FILES = "uploads bucket, results/*"
+    SIGNING_SECRET = "webhook signing secret"  # noqa: S105 (a resource's name, not a password)
+    ALERTS_TOPIC = "alerts topic"
+    ALERTS_KEY = "alerts topic's KMS key"
+    SENDER_IDENTITY = "SES identities of senderEmail (FromAddress must be senderEmail)"
+    LOG_GROUP = "the function's own log group"
+    TRACES = "X-Ray (no resource-level permissions: *)"
+
+
+Access = Mapping[Resource, tuple[str, ...]]
+
+# Granted to every function by ServiceFunction: its logs and its active-tracing segments.
+_EVERY_FUNCTION: Final[Access] = {
+    Resource.LOG_GROUP: ("logs:CreateLogStream", "logs:PutLogEvents"),
+    Resource.TRACES: ("xray:PutTelemetryRecords", "xray:PutTraceSegments"),
+}
+
+# Lambda's SQS poller receives and deletes on the function's role; GetQueueAttributes is how it checks
+# the queue when the mapping is created.
+_POLLED: Final = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage")
+
+ACCESS: Final[Mapping[str, Access]] = {
+    # submit: PutItem (conditional), GetItem (an idempotent repeat, GET /jobs/{id}); SendMessage;
+    # POST /uploads presigns a PutObject; process_file's submission check is a HeadObject (GetObject),
+    # and ListBucket turns HeadObject's answer for a missing key from 403 into 404.
+    "api": {
+        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
+        Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
+        **_EVERY_FUNCTION,
+    },
+    # claim/complete/retry/fail: UpdateItem, with a parent in TransactWriteItems (authorised per item as
+    # UpdateItem); GetItem to read a job back or a fan-out's parent; a fan-out writes its children with
+    # BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is sqs:SendMessage). Retries change
+    # the message's visibility; dead jobs are forwarded to the DLQ. Deliveries are only ever put.
+    "worker": {
+        Resource.JOBS_TABLE: (
+            "dynamodb:BatchGetItem",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:GetItem",
+            "dynamodb:UpdateItem",
+        ),
+        Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",),
+        Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
+        Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
+        Resource.UPLOADED_FILES: ("s3:GetObject",),
+        Resource.RESULT_FILES: ("s3:PutObject",),
+        Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
+        Resource.SENDER_IDENTITY: ("ses:SendEmail",),
+        **_EVERY_FUNCTION,
+    },
+    # mark dead (UpdateItem, with a parent in a transaction), read the job (GetItem), claim and record the
+    # alert (UpdateItem); publishing to an encrypted topic needs a data key from the topic's key.
+    "dead_letter": {
+        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+        Resource.DEAD_LETTER_QUEUE: _POLLED,
+        Resource.ALERTS_TOPIC: ("sns:Publish",),
+        Resource.ALERTS_KEY: ("kms:Decrypt", "kms:GenerateDataKey"),
+        **_EVERY_FUNCTION,
+    },
+    # query byStatus for overdue jobs, requeue/settle them (UpdateItem; GetItem reads a parent), re-send.
+    "recovery": {
+        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+        Resource.STATUS_INDEX: ("dynamodb:Query",),
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        **_EVERY_FUNCTION,
+    },
+}
+
+
+def grant(
+    grantee: iam.IGrantable,
+    access: Access,
+    arns: Mapping[Resource, str | Sequence[str]],
+    conditions: Mapping[Resource, Mapping[str, Any]] | None = None,
+) -> None:
+    """Grant `grantee` the actions `access` lists for each of the resources in `arns` (an owner's)."""
+    for resource, arn in arns.items():
+        actions = access.get(resource)
+        if actions:
+            grantee.grant_principal.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=list(actions),
+                    resources=[arn] if isinstance(arn, str) else list(arn),
+                    conditions=(conditions or {}).get(resource),
+                )
+            )
+
+
+def markdown_table() -> str:
+    """The table as docs/design.md shows it: one row per function and resource."""
+    rows = ["| function | resource | actions |", "|---|---|---|"]
+    for function, access in ACCESS.items():
+        for resource, actions in access.items():
+            rows.append(f"| `{function}` | {resource} | {', '.join(f'`{a}`' for a in actions)} |")
+    return "\n".join(rows)

@@ -1,0 +1,137 @@
+"""What a job type may do, implemented on the store: the capabilities of `JobContext` and
+`SubmissionContext` (their contract is in `lambdas/jobs/base.py`).
+
+The worker builds one `JobContext` per attempt from `WorkerCapabilities`; the API's submission checks
+get a `SubmissionContext` built once per process from the API's settings. Each capability is bound to
+the attempt it was made for: results go under the job's own prefix, the parent read is the job's own.
+"""
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any
+
+from lambdas.jobs.base import CreatedChildren, JobContext, SubmissionContext
+from lambdas.models import settings
+from lambdas.models.job import Job, NewJob
+from lambdas.models.settings import ApiSettings, UploadsSettings, WorkerSettings, forget_on_reset
+from lambdas.models.uploads import StoredObject
+from lambdas.store.clients import client
+from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+from lambdas.store.uploads import Uploads, result_key
+
+# A rotated webhook signing secret is picked up within five minutes.
+SECRET_MAX_AGE_SECONDS = 300
+
+
+class UploadsBucket:
+    """The uploads bucket, read side, with the function's file size limit."""
+
+    def __init__(self, uploads: UploadsSettings) -> None:
+        self._bucket = Uploads(uploads.uploads_bucket)
+        self._max_bytes = uploads.max_file_bytes
+
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes
+
+    def head(self, key: str) -> StoredObject:
+        return self._bucket.head(key)
+
+    def download(self, key: str, sink: IO[bytes]) -> tuple[int, str]:
+        return self._bucket.download(key, sink, self._max_bytes)
+
+
+class JobResults:
+    def __init__(self, bucket: Uploads, job_id: str) -> None:
+        self._bucket = bucket
+        self._job_id = job_id
+
+    def put(self, name: str, data: bytes, content_type: str) -> str:
+        key = result_key(self._job_id, name)
+        self._bucket.put(key, data, content_type)
+        return key
+
+
+class WorkerCapabilities:
+    """Everything the worker's job types may use, on the worker's store, queue and settings."""
+
+    def __init__(self, worker: WorkerSettings, store: JobStore, queue: JobQueue) -> None:
+        self._settings = worker
+        self._store = store
+        self._queue = queue
+        self._uploads = UploadsBucket(worker)
+        self._results = Uploads(worker.uploads_bucket)
+        self._deliveries = DeliveryLog(worker.deliveries_table)
+
+    def context(
+        self,
+        *,
+        job_id: str,
+        job_type: str,
+        attempt: int,
+        max_attempts: int,
+        parent_id: str | None,
+        remaining_ms: Callable[[], int],
+    ) -> JobContext:
+        return JobContext(
+            job_id=job_id,
+            job_type=job_type,
+            attempt=attempt,
+            max_attempts=max_attempts,
+            parent_id=parent_id,
+            remaining_ms=remaining_ms,
+            settings=self._settings,
+            uploads=self._uploads,
+            results=JobResults(self._results, job_id),
+            create_children=self._create_children,
+            read_parent=functools.partial(self._read_job, parent_id),
+            signing_secret=self._signing_secret,
+            send_email=self._send_email,
+            record_delivery=self._deliveries.record,
+        )
+
+    def _create_children(self, children: Sequence[NewJob]) -> CreatedChildren:
+        created = self._store.create_children(children)
+        unsent = self._queue.send_many(created)
+        return CreatedChildren(created=len(created), unsent=len(unsent))
+
+    def _read_job(self, job_id: str | None) -> Job | None:
+        return None if job_id is None else self._store.get(job_id)
+
+    def _signing_secret(self) -> str:
+        # Imported on first use: only webhook deliveries need it, and it costs cold-start time.
+        from aws_lambda_powertools.utilities import parameters
+
+        return parameters.get_secret(self._settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
+
+    def _send_email(self, request: Mapping[str, Any]) -> str:
+        response = client("sesv2").send_email(**request, FromEmailAddress=self._settings.sender_email)
+        return str(response["MessageId"])
+
+
+def submission_context_for(api: ApiSettings) -> SubmissionContext:
+    return SubmissionContext(settings=api, uploads=UploadsBucket(api))
+
+
+@functools.cache
+def submission_context() -> SubmissionContext:
+    """The API function's, from its settings (loaded on first use)."""
+    return submission_context_for(settings.api())
+
+
+forget_on_reset(submission_context)
+
+
+class _PowertoolsParameters:
+    """Powertools keeps fetched parameters (and its clients) per process; tests forget them too."""
+
+    @staticmethod
+    def cache_clear() -> None:
+        from aws_lambda_powertools.utilities import parameters
+
+        parameters.clear_caches()
+
+
+forget_on_reset(_PowertoolsParameters())

@@ -1,0 +1,144 @@
+"""What the local runtime reads from the template: the resources it created and the specs of what runs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class UnsupportedTemplateError(ValueError):
+    """The template uses something the local runtime cannot reproduce faithfully."""
+
+
+QUEUE = "AWS::SQS::Queue"
+TABLE = "AWS::DynamoDB::Table"
+BUCKET = "AWS::S3::Bucket"
+TOPIC = "AWS::SNS::Topic"
+SECRET = "AWS::SecretsManager::Secret"  # noqa: S105 (a resource type, not a password)
+EMAIL_IDENTITY = "AWS::SES::EmailIdentity"
+FUNCTION = "AWS::Lambda::Function"
+EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
+RULE = "AWS::Events::Rule"
+REST_API = "AWS::ApiGateway::RestApi"
+API_RESOURCE = "AWS::ApiGateway::Resource"
+API_METHOD = "AWS::ApiGateway::Method"
+API_STAGE = "AWS::ApiGateway::Stage"
+API_DEPLOYMENT = "AWS::ApiGateway::Deployment"
+API_USAGE_PLAN = "AWS::ApiGateway::UsagePlan"
+API_KEY = "AWS::ApiGateway::ApiKey"
+GATEWAY_RESPONSE = "AWS::ApiGateway::GatewayResponse"
+
+
+@dataclass(frozen=True)
+class Resource:
+    logical_id: str
+    type: str
+    ref: str  # what `Ref` returns for this resource
+    attributes: Mapping[str, str] = field(default_factory=dict)  # what `Fn::GetAtt` returns
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    logical_id: str
+    name: str
+    arn: str
+    handler: str
+    timeout_seconds: int
+    memory_mb: int
+    environment: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class EventSourceMapping:
+    logical_id: str
+    function: str  # logical id of the function
+    queue: str  # logical id of the queue
+    queue_url: str
+    queue_arn: str
+    batch_size: int
+    batching_window_seconds: int
+    report_batch_item_failures: bool
+    maximum_concurrency: int | None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    logical_id: str
+    expression: str
+    function: str  # logical id of the target function
+    rule_arn: str
+    input: str | None = None
+    enabled: bool = True
+
+    @property
+    def rate_seconds(self) -> int:
+        """The period of a `rate(...)` expression, in seconds."""
+        match = re.fullmatch(r"rate\((\d+) (minute|minutes|hour|hours|day|days)\)", self.expression.strip())
+        if match is None:
+            raise UnsupportedTemplateError(f"only rate() schedules run locally, not {self.expression!r}")
+        unit = {"minute": 60, "hour": 3600, "day": 86400}[match.group(2).rstrip("s")]
+        return int(match.group(1)) * unit
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str  # GET, POST... or ANY
+    resource: str  # API Gateway resource path, e.g. /jobs/{jobId}
+    function: str  # logical id of the proxy-integrated function
+    api_key_required: bool
+
+
+@dataclass(frozen=True)
+class UsagePlanLimits:
+    rate_limit: float | None = None  # requests per second, steady state
+    burst_limit: int | None = None
+
+
+@dataclass(frozen=True)
+class GatewayResponse:
+    """A customised API Gateway error response (AWS::ApiGateway::GatewayResponse)."""
+
+    status: int | None
+    templates: Mapping[str, str]  # content type -> mapping template
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    logical_id: str
+    api_id: str
+    stage: str
+    routes: tuple[Route, ...]
+    binary_media_types: tuple[str, ...] = ()
+    limits: UsagePlanLimits = UsagePlanLimits()
+    gateway_responses: Mapping[str, GatewayResponse] = field(default_factory=dict)  # by ResponseType
+
+
+@dataclass
+class Provisioned:
+    """What `provision` created, and the functions and event sources that use it."""
+
+    region: str
+    account: str
+    stack_name: str
+    resources: dict[str, Resource]
+    functions: dict[str, FunctionSpec]
+    event_source_mappings: list[EventSourceMapping]
+    schedules: list[Schedule]
+    apis: list[ApiSpec]
+    outputs: dict[str, str]
+
+    def function(self, handler: str) -> FunctionSpec:
+        """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`)."""
+        found = [f for f in self.functions.values() if f.handler == handler]
+        if len(found) != 1:
+            raise LookupError(f"expected one function with handler {handler!r}, found {len(found)}")
+        return found[0]
+
+    def function_env(self, handler: str) -> dict[str, str]:
+        """The environment the template gives the function with this handler, as plain strings."""
+        return dict(self.function(handler).environment)
+
+    def of_type(self, resource_type: str) -> list[Resource]:
+        return [r for r in self.resources.values() if r.type == resource_type]

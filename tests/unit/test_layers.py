@@ -1,0 +1,106 @@
+"""The layers of `lambdas/`, read from the source: handlers -> lifecycle -> jobs -> store -> models.
+
+A module imports only from its own layer or the ones below it; `lambdas/config.py` and
+`lambdas/observability.py` serve every layer. So a job type cannot build the store itself (it asks its
+context), and the store cannot reach into the job types.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
+LAYERS = ("models", "store", "jobs", "lifecycle", "handlers")  # lowest first
+SHARED = {"config", "observability"}
+
+
+def _module_name(path: Path, root: Path = LAMBDAS) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path, root: Path = LAMBDAS) -> set[str]:
+    """Every `lambdas...` module the file imports, wherever the import is (functions, TYPE_CHECKING)."""
+    found: set[str] = set()
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the file's package
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+            found.add(base)
+    return {name for name in found if name == "lambdas" or name.startswith("lambdas.")}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer a `lambdas.<part>...` module belongs to; None for the shared modules (and the package)."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] in SHARED:
+        return None
+    if parts[1] not in LAYERS:
+        raise AssertionError(f"{module} is in no layer: add its folder to LAYERS or SHARED")
+    return parts[1]
+
+
+def violations(path: Path, root: Path = LAMBDAS) -> list[str]:
+    name = _module_name(path, root)
+    imported = sorted(_imported(path, root))
+    own = layer_of(name)
+    if own is None:
+        return [f"{name} (shared) imports {m}" for m in imported if layer_of(m) is not None]
+    return [
+        f"{name} ({own}) imports {module} ({layer})"
+        for module in imported
+        if (layer := layer_of(module)) is not None and LAYERS.index(layer) > LAYERS.index(own)
+    ]
+
+
+SOURCES = sorted(LAMBDAS.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(LAMBDAS)) for p in SOURCES])
+def test_no_module_imports_a_higher_layer(path: Path) -> None:
+    assert violations(path) == []
+
+
+def store_reached_by_a_job_module(path: Path, root: Path = LAMBDAS) -> list[str]:
+    """Stricter for `jobs/` than the order alone: a job type reaches data only through its context."""
+    return sorted(m for m in _imported(path, root) if layer_of(m) == "store")
+
+
+JOB_SOURCES = sorted((LAMBDAS / "jobs").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", JOB_SOURCES, ids=[str(p.relative_to(LAMBDAS)) for p in JOB_SOURCES])
+def test_no_job_module_imports_the_store(path: Path) -> None:
+    assert store_reached_by_a_job_module(path) == []
+
+
+def test_the_rules_see_a_violation(tmp_path: Path) -> None:
+    # A job type that builds its own store and peeks at the worker: both rules name it, in any import form.
+    root = tmp_path / "lambdas"
+    bad = root / "jobs" / "types" / "_layer_probe.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    import lambdas.lifecycle.worker\n"
+        "def run():\n"
+        "    from lambdas.store.jobs import JobStore\n"
+        "    from ...store import clients\n"
+    )
+    assert violations(bad, root) == [
+        "lambdas.jobs.types._layer_probe (jobs) imports lambdas.lifecycle.worker (lifecycle)"
+    ]
+    assert store_reached_by_a_job_module(bad, root) == [
+        "lambdas.store",
+        "lambdas.store.clients",
+        "lambdas.store.jobs",
+        "lambdas.store.jobs.JobStore",
+    ]
