@@ -11,9 +11,11 @@ import boto3
 import pytest
 from pydantic import BaseModel
 
+from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType
 from lambdas.models.job import NewJob
+from lambdas.store import schema
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
@@ -28,13 +30,15 @@ def _expiry(pipeline: Pipeline, job_id: str) -> int | None:
     """The job item's TTL attribute, named as the table's TTL setting (from the template) names it."""
     ddb = boto3.client("dynamodb")
     attribute = ddb.describe_time_to_live(TableName=pipeline.table)["TimeToLiveDescription"]["AttributeName"]
-    item = ddb.get_item(TableName=pipeline.table, Key={"jobId": {"S": job_id}}, ConsistentRead=True)["Item"]
+    item = ddb.get_item(TableName=pipeline.table, Key={schema.JOBS_PK: {"S": job_id}}, ConsistentRead=True)[
+        "Item"
+    ]
     return int(item[attribute]["N"]) if attribute in item else None
 
 
 def test_only_finished_jobs_carry_an_expiry(pipeline: Pipeline, store: JobStore, clock: Clock) -> None:
     """Broken line: `JobStore._state`'s `if status.finished:` as `if True:` (every state expires)."""
-    ttl_days = int(pipeline.env["FINISHED_TTL_DAYS"])
+    ttl_days = int(pipeline.env[config.ENV_FINISHED_TTL_DAYS])
     retried = pipeline.submit("test_echo", {})
     assert _expiry(pipeline, retried) is None  # pending
     attempt = store.claim(retried, lease_seconds=60)
@@ -122,7 +126,7 @@ def test_children_of_a_parent_that_is_gone_still_finish(
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
     # the parent's item is gone (deleted, or expired after being declared dead) while its children run
-    boto3.client("dynamodb").delete_item(TableName=pipeline.table, Key={"jobId": {"S": parent_id}})
+    boto3.client("dynamodb").delete_item(TableName=pipeline.table, Key={schema.JOBS_PK: {"S": parent_id}})
 
     assert pipeline.run_worker(list(children.values())) == {"batchItemFailures": []}
 
