@@ -4,7 +4,6 @@ Each function's environment comes from its settings model (infra/environment.py)
 from the access table (infra/access.py), granted by the constructs that own the resources.
 """
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -54,35 +53,11 @@ class FunctionSpec:
         return ACCESS[self.entry_point]
 
 
-def _separate_settings(*paths: str) -> tuple[type[BaseModel], ...]:
-    """Settings models some job types load on their own, beside their function's model.
-
-    They are being folded into the function models (issue 7); a path whose model no longer exists is
-    skipped, since its fields then live in the function's model and reach the environment from there.
-    """
-    found = []
-    for path in paths:
-        module_name, _, name = path.partition(":")
-        try:
-            model = getattr(importlib.import_module(module_name), name, None)
-        except ModuleNotFoundError:
-            continue
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            found.append(model)
-    return tuple(found)
-
-
 API: Final = FunctionSpec(
     "Api",
     "api",
     "offload REST API: submits jobs, reports their status, hands out upload URLs",
-    (
-        ApiSettings,
-        *_separate_settings(
-            "lambdas.models.uploads:UploadsSettings",
-            "lambdas.jobs.types.webhook_delivery:WebhookPolicySettings",
-        ),
-    ),
+    (ApiSettings,),
     API_TIMEOUT_SECONDS,
     API_MEMORY_MB,
 )
@@ -90,15 +65,7 @@ WORKER: Final = FunctionSpec(
     "Worker",
     "worker",
     "offload worker: runs jobs from the main queue",
-    (
-        WorkerSettings,
-        *_separate_settings(
-            "lambdas.jobs.types.process_file:FileSettings",
-            "lambdas.jobs.types.send_email:EmailSettings",
-            "lambdas.jobs.types.webhook_delivery:DeliverySettings",
-            "lambdas.jobs.types.webhook_delivery:WebhookPolicySettings",
-        ),
-    ),
+    (WorkerSettings,),
     config.WORKER_TIMEOUT_SECONDS,
     WORKER_MEMORY_MB,
 )
@@ -200,6 +167,8 @@ class Functions(Construct):
         self.worker = built[WORKER.entry_point]
         self.dead_letter = built[DEAD_LETTER.entry_point]
         self.recovery = built[RECOVERY.entry_point]
+        # Every function by its entry point, in SPECS order: for what watches all of them (the dashboard).
+        self.by_entry_point: dict[str, lambda_.IFunction] = {name: f.function for name, f in built.items()}
         acknowledge(
             self,
             "AwsSolutions-IAM5",

@@ -93,12 +93,13 @@ class Alarms(Construct):
         super().__init__(scope, construct_id)
         self._action = cloudwatch_actions.SnsAction(alerts.topic)
         self._arns: list[str] = []
+        self.alarms: list[cloudwatch.Alarm] = []
         self._queue_alarms(queues, settings)
         # SQS does not count redriven messages in the DLQ's NumberOfMessagesSent, so jobs given up on are
         # counted by the functions themselves (EMF metric).
         self._any(
             "JobsDead",
-            _service_metric(config.METRIC_DEAD, _PERIOD),
+            service_metric(config.METRIC_DEAD, _PERIOD),
             "At least one job exhausted its attempts and is dead.",
         )
         for name, function, description in (
@@ -164,7 +165,7 @@ class Alarms(Construct):
         window = Duration.minutes(min(3 * settings.recovery_rate_minutes, _LONGEST_PERIOD_MINUTES))
         self._alarm(
             "RecoverySweepsMissing",
-            _service_metric(config.METRIC_SWEEPS, window),
+            service_metric(config.METRIC_SWEEPS, window),
             threshold=1,
             comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             missing=cloudwatch.TreatMissingData.BREACHING,
@@ -208,6 +209,7 @@ class Alarms(Construct):
         )
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
+        self.alarms.append(alarm)
         self._arns.append(
             Stack.of(self).format_arn(
                 service="cloudwatch",
@@ -218,7 +220,7 @@ class Alarms(Construct):
         )
 
 
-def _service_metric(name: str, period: Duration) -> cloudwatch.Metric:
+def service_metric(name: str, period: Duration) -> cloudwatch.Metric:
     """A count the functions emit (EMF, namespace and service dimension of lambdas.config)."""
     return cloudwatch.Metric(
         namespace=config.METRICS_NAMESPACE,

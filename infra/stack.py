@@ -7,6 +7,7 @@ from constructs import Construct
 
 from infra.api import JobsApi
 from infra.bundling import function_code
+from infra.dashboard import OperationsDashboard
 from infra.functions import Functions
 from infra.monitoring import Alarms, Alerts
 from infra.queues import JobQueues
@@ -47,7 +48,7 @@ class OffloadStack(Stack):
             recovery=functions.recovery.function,
         )
         api = JobsApi(self, "Api", handler=functions.api.function, settings=settings)
-        Alarms(
+        alarms = Alarms(
             self,
             "Alarms",
             alerts=alerts,
@@ -55,6 +56,14 @@ class OffloadStack(Stack):
             functions=functions.watched,
             api_stage=api.rest_api.deployment_stage,
             settings=settings,
+        )
+        dashboard = OperationsDashboard(
+            self,
+            "Dashboard",
+            alarms=alarms.alarms,
+            queues=queues,
+            functions=functions.by_entry_point,
+            api_stage=api.rest_api.deployment_stage,
         )
 
         for output_id, value in {
@@ -68,5 +77,6 @@ class OffloadStack(Stack):
             "AlertsTopicArn": alerts.topic.topic_arn,
             # `offload webhook-secret` reads the signing secret through this (receivers need it to verify).
             "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
+            "DashboardUrl": dashboard.url,
         }.items():
             CfnOutput(self, output_id, value=value)

@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import Any
 
+from local_runtime.front_door import PortInUseError
 from local_runtime.runtime import DEFAULT_PORT, LocalRuntime, RuntimeSettings
 
 
@@ -59,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     runtime = LocalRuntime(settings)
     try:
         runtime.start()
+    except PortInUseError as error:
+        print(f"the local runtime could not start: {error}", file=sys.stderr)
+        return 1
     except Exception as error:
         print(f"the local runtime could not start: {type(error).__name__}: {error}", file=sys.stderr)
         return 1

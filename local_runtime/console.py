@@ -7,14 +7,15 @@ can read what happened after a given point.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any, TextIO
 
-TRANSITION = "job_transition"
-_ARROW = "\u2192"
+from offload_cli.render import TRANSITION, render_transition
 
 
 def short_function_name(handler: str) -> str:
@@ -23,16 +24,41 @@ def short_function_name(handler: str) -> str:
     return parts[-2] if len(parts) >= 2 else handler
 
 
-def render_transition(record: dict[str, Any]) -> str:
-    """One readable line for a `job_transition` log record."""
-    stamp = time.strftime("%H:%M:%S", time.localtime(record.get("time", time.time())))
-    line = (
-        f"{stamp}  job {record.get('jobId', '?')}  {record.get('jobType', '?'):<16} "
-        f"{record.get('from', '?'):>10} {_ARROW} {record.get('to', '?'):<10} attempt {record.get('attempt', '?')}"
+def offload_command() -> str:
+    """How to run the `offload` installed next to this Python, as a user can paste it from here."""
+    script = Path(sys.executable).parent / "offload"
+    if not script.exists():
+        return f"{sys.executable} -m offload_cli"
+    relative = os.path.relpath(script)
+    return relative if not relative.startswith("..") else str(script)
+
+
+def startup_banner(url: str, api_key: str, aws_url: str, elapsed: float) -> str:
+    """What `make run` prints once it is up: every command in it works as printed (bash or zsh)."""
+    api_url = url.rstrip("/")
+    payload = {"to": ["ada@example.com"], "subject": "Hello", "text": "From offload"}
+    job = json.dumps({"type": "send_email", "payload": payload})
+    offload = offload_command()
+    return "\n".join(
+        [
+            f"offload is running locally (started in {elapsed:.1f} s)",
+            f"  API URL   {api_url}",
+            f"  API key   {api_key}",
+            f"  AWS       {aws_url}  (moto: state is in memory and goes when the runtime stops)",
+            "",
+            "Submit a job with curl (${API_URL%/} is right whether or not the URL ends in /):",
+            f"  export API_URL={api_url} API_KEY={api_key}",
+            '  curl -s -X POST "${API_URL%/}/jobs" -H "x-api-key: $API_KEY" -H \'content-type: application/json\' '
+            f"-d '{job}'",
+            '  curl -s "${API_URL%/}/jobs/JOB_ID" -H "x-api-key: $API_KEY"',
+            "Or with the CLI, which finds this runtime by itself:",
+            f"  {offload} submit send_email --payload '{json.dumps(payload)}' --wait",
+            f"  {offload} tail                  # every job transition",
+            f"  {offload} webhook-secret        # the whsec_... secret webhook receivers verify with",
+            "",
+            "Job transitions appear below. Ctrl-C stops everything.",
+        ]
     )
-    if record.get("error"):
-        line += f"  ({record['error']})"
-    return line
 
 
 class Console:

@@ -21,9 +21,11 @@ from typing import Any
 
 import requests
 
-from lambdas import config
-from local_runtime.cli import FINISHED, CliError, Target, get_job, resolve_target
-from local_runtime.runtime import REPO_ROOT
+from local_runtime.state import REPO_ROOT
+from offload_cli.api import call, get_job
+from offload_cli.commands import FINISHED
+from offload_cli.errors import CliError, ExitCode
+from offload_cli.target import Target, resolve_target
 
 IMAGE = REPO_ROOT / "tests" / "assets" / "landscape.jpg"
 # Receiver path -> the status it always answers.
@@ -64,10 +66,7 @@ class Receivers:
 
 
 def _post(target: Target, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = requests.post(target.endpoint(path), json=body, headers=target.headers(), timeout=30)
-    if response.status_code >= 400:
-        raise CliError(f"POST /{path} answered {response.status_code}: {response.text}")
-    document: dict[str, Any] = response.json()
+    document: dict[str, Any] = call(target, "POST", target.endpoint(path), json=body)
     return document
 
 
@@ -87,54 +86,17 @@ def submit_fanout(target: Target, receivers: Receivers) -> str:
 
 
 def submit_image(target: Target) -> str:
-    response = requests.post(
-        target.endpoint("uploads"),
-        json={"filename": IMAGE.name, "contentType": "image/jpeg"},
-        headers=target.headers(),
+    upload = _post(target, "uploads", {"filename": IMAGE.name, "contentType": "image/jpeg"})
+    stored = requests.request(
+        upload.get("method", "PUT"),
+        upload["url"],
+        data=IMAGE.read_bytes(),
+        headers=upload["headers"],
         timeout=30,
     )
-    if response.status_code == 404:
-        key = _upload_directly(target)  # an API without POST /uploads yet
-    else:
-        upload = response.json()
-        if response.status_code >= 400:
-            raise CliError(f"POST /uploads answered {response.status_code}: {response.text}")
-        stored = requests.request(
-            upload.get("method", "PUT"),
-            upload["url"],
-            data=IMAGE.read_bytes(),
-            headers=upload["headers"],
-            timeout=30,
-        )
-        if stored.status_code >= 300:
-            raise CliError(f"the upload was refused: {stored.status_code} {stored.text[:200]}")
-        key = upload["key"]
-    return str(_post(target, "jobs", {"type": "process_file", "payload": {"key": key}})["jobId"])
-
-
-def _upload_directly(target: Target) -> str:
-    import uuid
-
-    import boto3
-
-    from local_runtime.moto_server import CREDENTIALS
-
-    stats = _local(target, "stats")
-    key = f"{config.UPLOADS_PREFIX}{uuid.uuid4()}/{IMAGE.name}"
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=stats["awsEndpoint"],
-        region_name=stats["region"],
-        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    )
-    s3.put_object(
-        Bucket=stats["outputs"]["UploadsBucketName"],
-        Key=key,
-        Body=IMAGE.read_bytes(),
-        ContentType="image/jpeg",
-    )
-    return key
+    if stored.status_code >= 300:
+        raise CliError(f"the upload was refused: {stored.status_code} {stored.text[:200]}", ExitCode.FAILED)
+    return str(_post(target, "jobs", {"type": "process_file", "payload": {"key": upload["key"]}})["jobId"])
 
 
 def wait_all(
@@ -151,12 +113,14 @@ def wait_all(
         if all(job["status"] in FINISHED for job in latest.values()):
             return latest
         if time.monotonic() > deadline:
-            raise CliError(f"not finished after {timeout:.0f} s: {json.dumps(latest, indent=2)}")
+            raise CliError(
+                f"not finished after {timeout:.0f} s: {json.dumps(latest, indent=2)}", ExitCode.WAIT_TIMEOUT
+            )
         time.sleep(1)
 
 
 def _local(target: Target, what: str, **params: str) -> Any:
-    return requests.get(target.local_base + what, headers=target.headers(), params=params, timeout=30).json()
+    return call(target, "GET", target.local_base + what, params=params)
 
 
 def dead_jobs(target: Target, after: int) -> list[dict[str, Any]]:

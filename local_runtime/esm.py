@@ -188,6 +188,9 @@ class SqsEventSource:
         self._stopping = threading.Event()
         self._enabled = threading.Event()
         self._enabled.set()
+        # Pollers between their enabled check and the end of their batch; guarded by `_idle`.
+        self._active = 0
+        self._idle = threading.Condition()
         self._threads: list[threading.Thread] = []
 
     @property
@@ -204,7 +207,13 @@ class SqsEventSource:
 
     def disable(self) -> None:
         """Stop receiving, as `Enabled: false` does; batches in progress finish."""
-        self._enabled.clear()
+        with self._idle:
+            self._enabled.clear()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """After `disable`: wait until no receive or batch is in flight (True), or `timeout` passes."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._active == 0, timeout)
 
     def enable(self) -> None:
         self._enabled.set()
@@ -221,26 +230,40 @@ class SqsEventSource:
     def _poll(self, index: int) -> None:
         ramp_up = True
         while not self._stopping.is_set():
-            if not self._enabled.is_set():
+            with self._idle:
+                enabled = self._enabled.is_set()
+                if enabled:
+                    self._active += 1
+            if not enabled:
                 ramp_up = True
                 self._enabled.wait(0.2)
                 continue
-            if ramp_up:
-                # Pollers join one after another (Lambda scales its pollers up gradually), so the
-                # first receive after a start sees every waiting message rather than a share of them.
-                ramp_up = False
-                if self._stopping.wait(index * POLLER_RAMP_SECONDS):
-                    return
             try:
-                batch = self._gather()
-                if batch:
-                    self._process(batch)
-            except Exception as error:
-                if self._stopping.is_set():
+                if not self._poll_once(index, ramp_up):
                     return
-                # Lambda's pollers back off and retry when SQS or the function is unavailable.
-                print(f"[esm {self.mapping.logical_id}] {type(error).__name__}: {error}", flush=True)
-                self._stopping.wait(1.0)
+            finally:
+                with self._idle:
+                    self._active -= 1
+                    self._idle.notify_all()
+            ramp_up = False
+
+    def _poll_once(self, index: int, ramp_up: bool) -> bool:
+        """One receive-and-process round; False when the source is stopping."""
+        # Pollers join one after another (Lambda scales its pollers up gradually), so the first
+        # receive after a start sees every waiting message rather than a share of them.
+        if ramp_up and self._stopping.wait(index * POLLER_RAMP_SECONDS):
+            return False
+        try:
+            batch = self._gather()
+            if batch:
+                self._process(batch)
+        except Exception as error:
+            if self._stopping.is_set():
+                return False
+            # Lambda's pollers back off and retry when SQS or the function is unavailable.
+            print(f"[esm {self.mapping.logical_id}] {type(error).__name__}: {error}", flush=True)
+            self._stopping.wait(1.0)
+        return True
 
     def _gather(self) -> list[dict[str, Any]]:
         """Receive until the batch is full, the batching window closes, or the payload limit is near."""

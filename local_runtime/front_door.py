@@ -1,283 +1,73 @@
-"""The HTTP front door: API Gateway's REST API in front of the `api` function, on loopback.
+"""The HTTP front door: one API stage served on loopback, and the runtime's own `/_local/` endpoints.
 
-Each request becomes the proxy event a Lambda proxy integration receives (resource, path parameters,
-query string, single and multi-value headers, base64 bodies for binary media types, requestContext with
-the caller's API key); the function's answer becomes the HTTP response. Like a usage plan, a method
-that requires an API key answers 403 without a valid `x-api-key`, and the plan's rate and burst limits
-answer 429. Unknown paths answer as API Gateway does (403 "Missing Authentication Token").
+Whatever a client sends, it gets an HTTP answer, never a dropped connection, a hang or an HTML page:
+- any method reaches the gateway, which answers a method the API lacks as API Gateway does (HEAD gets
+  the headers of that answer without its body);
+- a request body needs one non-negative decimal `Content-Length` (400 otherwise); a chunked body is
+  refused with 411, and one over API Gateway's 10 MB payload limit with 413, without reading it;
+- what `http.server` refuses itself (a request line or headers over its limits: 414, 431; a malformed
+  request line: 400) is answered in the stack's gateway-response shape, like the gateway's own errors;
+- a client that stops sending mid-request is dropped after IDLE_TIMEOUT_SECONDS (no thread waits forever).
 
-`/_local/...` is the runtime's own small API (logs, alerts, batches, stats): it does not exist in AWS.
+Each response leaves in one write: headers and body sent apart make Nagle's algorithm hold the body
+until the headers are acknowledged, which a delayed ACK turns into ~40 ms per kept-alive request.
+
+`/_local/...` (logs, alerts, batches, stats; same API key) does not exist in AWS.
 """
 
 from __future__ import annotations
 
-import base64
-import fnmatch
-import json
-import re
+import errno
+import socket
+import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from local_runtime.lambda_pool import Invocation
-from local_runtime.template import ApiSpec, Route, UsagePlanLimits
+from local_runtime.gateway import ApiKey, Gateway, HttpRequest, HttpResponse, grouped
 
-API_KEY_HEADER = "x-api-key"
+__all__ = [
+    "ApiKey",
+    "FrontDoor",
+    "Gateway",
+    "HttpRequest",
+    "HttpResponse",
+    "PortInUseError",
+    "ensure_port_free",
+]
 
-
-@dataclass(frozen=True)
-class ApiKey:
-    id: str
-    value: str
-
-
-class _TokenBucket:
-    """A usage plan's throttle: `rate` requests per second on average, up to `burst` at once."""
-
-    def __init__(self, limits: UsagePlanLimits) -> None:
-        self.rate = limits.rate_limit
-        self.capacity = float(limits.burst_limit or limits.rate_limit or 0)
-        self.tokens = self.capacity
-        self.updated = time.monotonic()
-        self.lock = threading.Lock()
-
-    def take(self) -> bool:
-        if not self.rate:
-            return True
-        with self.lock:
-            now = time.monotonic()
-            self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-            self.updated = now
-            if self.tokens < 1:
-                return False
-            self.tokens -= 1
-            return True
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    method: str
-    path: str  # without the stage
-    query: list[tuple[str, str]]
-    headers: list[tuple[str, str]]
-    body: bytes
-    source_ip: str
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-    @classmethod
-    def json(cls, status: int, document: Any) -> HttpResponse:
-        return cls(status, [("Content-Type", "application/json")], json.dumps(document).encode())
-
-
-def _route_pattern(resource: str) -> re.Pattern[str]:
-    parts = []
-    for segment in resource.strip("/").split("/"):
-        if segment.startswith("{") and segment.endswith("+}"):
-            parts.append(f"(?P<{segment[1:-2]}>.+)")
-        elif segment.startswith("{") and segment.endswith("}"):
-            parts.append(f"(?P<{segment[1:-1]}>[^/]+)")
-        else:
-            parts.append(re.escape(segment))
-    return re.compile("^/" + "/".join(parts) + "$")
-
-
-def _specificity(route: Route) -> tuple[int, int]:
-    # API Gateway prefers literal path parts over variables, and variables over greedy ones.
-    return (route.resource.count("+}"), route.resource.count("{"))
-
-
-def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
-    grouped: dict[str, list[str]] = {}
-    for name, value in pairs:
-        grouped.setdefault(name, []).append(value)
-    return grouped
-
-
-class Gateway:
-    """The routing, key checks and event mapping of one REST API stage (no sockets: testable as is)."""
-
-    def __init__(
-        self,
-        api: ApiSpec,
-        keys: list[ApiKey],
-        invoke: Callable[[str, dict[str, Any]], Invocation],
-        account: str,
-        region: str,
-        host: str = "127.0.0.1",
-    ) -> None:
-        self.api = api
-        self._keys = {key.value: key for key in keys}
-        self._invoke = invoke
-        self._account = account
-        self._region = region
-        self._host = host
-        self._routes = [(_route_pattern(r.resource), r) for r in sorted(api.routes, key=_specificity)]
-        self._buckets = {key.value: _TokenBucket(api.limits) for key in keys}
-
-    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
-        for pattern, route in self._routes:
-            found = pattern.match(path)
-            if found and route.method in (method, "ANY"):
-                return route, found.groupdict()
-        return None
-
-    def handle(self, request: HttpRequest) -> HttpResponse:
-        request_id = str(uuid.uuid4())
-        matched = self.match(request.method, request.path)
-        if matched is None:
-            return self.error("MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", request_id)
-        route, path_parameters = matched
-        key = self.key_for(request.headers)
-        if route.api_key_required:
-            if key is None:
-                return self.error("INVALID_API_KEY", 403, "Forbidden", request_id)
-            if not self._buckets[key.value].take():
-                return self.error("THROTTLED", 429, "Too Many Requests", request_id)
-        event = self.event(request, route, path_parameters, key, request_id)
-        invocation = self._invoke(route.function, event)
-        response = self._response(invocation)
-        if response is None:
-            return self.error("DEFAULT_5XX", 502, "Internal server error", request_id)
-        return self._answer(request_id, response)
-
-    def error(self, response_type: str, status: int, message: str, request_id: str) -> HttpResponse:
-        """An error API Gateway answers itself, shaped by the stack's gateway responses when it has them."""
-        family = "DEFAULT_4XX" if status < 500 else "DEFAULT_5XX"
-        custom = self.api.gateway_responses.get(response_type) or self.api.gateway_responses.get(family)
-        if custom is None:
-            return self._answer(request_id, HttpResponse.json(status, {"message": message}))
-        content_type, template = next(iter(custom.templates.items()), ("application/json", None))
-        body = (
-            json.dumps({"message": message}) if template is None else _render(template, message, request_id)
-        )
-        headers = [("Content-Type", content_type), *custom.headers.items()]
-        return self._answer(request_id, HttpResponse(custom.status or status, headers, body.encode()))
-
-    def key_for(self, headers: list[tuple[str, str]]) -> ApiKey | None:
-        values = [v for name, v in headers if name.lower() == API_KEY_HEADER]
-        return self._keys.get(values[-1]) if values else None
-
-    def event(
-        self,
-        request: HttpRequest,
-        route: Route,
-        path_parameters: Mapping[str, str],
-        key: ApiKey | None,
-        request_id: str,
-    ) -> dict[str, Any]:
-        """The event a Lambda proxy integration of a REST API receives for this request."""
-        headers = _grouped(request.headers)
-        query = _grouped(request.query)
-        content_type = next((v for n, v in request.headers if n.lower() == "content-type"), "")
-        binary = any(
-            fnmatch.fnmatch(content_type.split(";")[0].strip(), t) for t in self.api.binary_media_types
-        )
-        body: str | None
-        if not request.body:
-            body = None
-        elif binary:
-            body = base64.b64encode(request.body).decode()
-        else:
-            body = request.body.decode("utf-8", errors="replace")
-        now = datetime.now(UTC)
-        user_agent = next((v for n, v in request.headers if n.lower() == "user-agent"), None)
-        return {
-            "resource": route.resource,
-            "path": request.path,
-            "httpMethod": request.method,
-            "headers": {name: values[-1] for name, values in headers.items()} or None,
-            "multiValueHeaders": headers or None,
-            "queryStringParameters": {name: values[-1] for name, values in query.items()} or None,
-            "multiValueQueryStringParameters": query or None,
-            "pathParameters": dict(path_parameters) or None,
-            "stageVariables": None,
-            "requestContext": {
-                "resourceId": re.sub(r"[^a-z0-9]", "", route.resource.lower())[:6] or "root",
-                "resourcePath": route.resource,
-                "httpMethod": request.method,
-                "extendedRequestId": base64.b64encode(uuid.uuid4().bytes[:12]).decode(),
-                "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-                "path": f"/{self.api.stage}{request.path}",
-                "accountId": self._account,
-                "protocol": "HTTP/1.1",
-                "stage": self.api.stage,
-                "domainPrefix": self.api.api_id,
-                "requestTimeEpoch": int(now.timestamp() * 1000),
-                "requestId": request_id,
-                "identity": {
-                    "cognitoIdentityPoolId": None,
-                    "accountId": None,
-                    "cognitoIdentityId": None,
-                    "caller": None,
-                    "sourceIp": request.source_ip,
-                    "principalOrgId": None,
-                    "accessKey": None,
-                    "cognitoAuthenticationType": None,
-                    "cognitoAuthenticationProvider": None,
-                    "userArn": None,
-                    "userAgent": user_agent,
-                    "user": None,
-                    "apiKey": key.value if key else None,
-                    "apiKeyId": key.id if key else None,
-                },
-                "domainName": self._host,
-                "apiId": self.api.api_id,
-            },
-            "body": body,
-            "isBase64Encoded": binary and body is not None,
-        }
-
-    @staticmethod
-    def _response(invocation: Invocation) -> HttpResponse | None:
-        """The function's proxy response; None (a 502) for an error or a response of the wrong shape."""
-        bad_gateway = None
-        result = invocation.result
-        if not invocation.ok or not isinstance(result, dict) or not isinstance(result.get("statusCode"), int):
-            return bad_gateway
-        headers: list[tuple[str, str]] = [(k, str(v)) for k, v in (result.get("headers") or {}).items()]
-        single = {k.lower() for k, _ in headers}
-        for name, values in (result.get("multiValueHeaders") or {}).items():
-            if name.lower() not in single:
-                headers.extend((name, str(v)) for v in values)
-        body = result.get("body") or ""
-        if not isinstance(body, str):
-            return bad_gateway
-        raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
-        if not any(k.lower() == "content-type" for k, _ in headers):
-            headers.append(("Content-Type", "application/json"))
-        return HttpResponse(result["statusCode"], headers, raw)
-
-    @staticmethod
-    def _answer(request_id: str, response: HttpResponse) -> HttpResponse:
-        return HttpResponse(
-            response.status,
-            [*response.headers, ("x-amzn-RequestId", request_id), ("x-amz-apigw-id", request_id[:16])],
-            response.body,
-        )
-
-
-def _render(template: str, message: str, request_id: str) -> str:
-    """The few `$context` variables of a gateway response template that errors use."""
-    return (
-        template.replace("$context.error.messageString", json.dumps(message))
-        .replace("$context.error.message", message)
-        .replace("$context.requestId", request_id)
-    )
-
+MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+IDLE_TIMEOUT_SECONDS = 60
 
 LocalRoute = Callable[[dict[str, list[str]]], Any]  # query -> JSON document
+
+
+class PortInUseError(RuntimeError):
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(
+            f"port {port} on {host} is already in use (is another `make run` running?): stop it, "
+            f"or start on another port, e.g. `OFFLOAD_LOCAL_PORT={port + 1} make run`"
+        )
+        self.port = port
+
+
+def ensure_port_free(host: str, port: int) -> None:
+    """Fail before a slow start when the front door's port is taken (0 always is free)."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # The same option the server binds with, so a port in TIME_WAIT still counts as free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise PortInUseError(host, port) from None
+            raise
 
 
 class FrontDoor:
@@ -288,8 +78,12 @@ class FrontDoor:
     ) -> None:
         self.gateway = gateway
         self._local_routes = local_routes
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
-        self._server.daemon_threads = True
+        try:
+            self._server = _Server((host, port), self)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise PortInUseError(host, port) from None
+            raise
         self._thread = threading.Thread(target=self._server.serve_forever, name="front-door", daemon=True)
 
     @property
@@ -312,54 +106,121 @@ class FrontDoor:
         self._server.shutdown()
         self._server.server_close()
 
+    def respond(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, ip: str
+    ) -> HttpResponse:
+        parts = urlsplit(target)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        prefix = f"/{self.gateway.api.stage}"
+        if parts.path.startswith("/_local/"):
+            return self._local(parts.path, query, headers)
+        if parts.path != prefix and not parts.path.startswith(prefix + "/"):
+            return self.refusal(403, "Missing Authentication Token", "MISSING_AUTHENTICATION_TOKEN")
+        path = parts.path[len(prefix) :] or "/"
+        return self.gateway.handle(HttpRequest(method, path, query, headers, body, ip))
+
+    def refusal(self, status: int, message: str, response_type: str | None = None) -> HttpResponse:
+        """An answer the gateway gives before any function runs, in the stack's gateway-response shape."""
+        family = "DEFAULT_4XX" if status < 500 else "DEFAULT_5XX"
+        return self.gateway.error(response_type or family, status, message, str(uuid.uuid4()))
+
     def _local(self, path: str, query: list[tuple[str, str]], headers: list[tuple[str, str]]) -> HttpResponse:
         if self.gateway.key_for(headers) is None:
             return HttpResponse.json(403, {"message": "Forbidden"})
         route = self._local_routes.get(path)
         if route is None:
             return HttpResponse.json(404, {"message": f"no local endpoint {path}"})
-        return HttpResponse.json(200, route(_grouped(query)))
+        try:
+            return HttpResponse.json(200, route(grouped(query)))
+        except ValueError as error:  # e.g. after=abc
+            return HttpResponse.json(400, {"message": str(error)})
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        door = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            server_version = "offload-local"
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # the runtime logs job transitions, not requests
+    def __init__(self, address: tuple[str, int], door: FrontDoor) -> None:
+        self.door = door
+        super().__init__(address, _Handler)
 
-            def _serve(self) -> None:
-                parts = urlsplit(self.path)
-                query = parse_qsl(parts.query, keep_blank_values=True)
-                headers = list(self.headers.items())
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                prefix = f"/{door.gateway.api.stage}"
-                if parts.path.startswith("/_local/"):
-                    response = door._local(parts.path, query, headers)
-                elif parts.path == prefix or parts.path.startswith(prefix + "/"):
-                    request = HttpRequest(
-                        method=self.command,
-                        path=parts.path[len(prefix) :] or "/",
-                        query=query,
-                        headers=headers,
-                        body=body,
-                        source_ip=self.client_address[0],
-                    )
-                    response = door.gateway.handle(request)
-                else:
-                    response = door.gateway.error(
-                        "MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", str(uuid.uuid4())
-                    )
-                self.send_response(response.status)
-                for name, value in response.headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(response.body)))
-                self.end_headers()
-                self.wfile.write(response.body)
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-response is not the runtime's error; anything else still is.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
 
-        return Handler
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "offload-local"
+    timeout = IDLE_TIMEOUT_SECONDS
+    server: _Server
+
+    def __getattr__(self, name: str) -> Any:
+        # http.server answers 501 HTML to any method without a do_<METHOD>; API Gateway routes them all.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the runtime logs job transitions, not requests
+
+    def send_error(self, code: int, message: str | None = None, _explain: str | None = None) -> None:
+        """http.server's own refusals (bad request line, oversized line or headers) in the API's shape."""
+        self._refuse(code, message or HTTPStatus(code).phrase)
+
+    def _serve(self) -> None:
+        body = self._body()
+        if body is None:
+            return
+        door = self.server.door
+        try:
+            response = door.respond(
+                self.command, self.path, list(self.headers.items()), body, self.client_address[0]
+            )
+        except Exception:
+            # The client gets API Gateway's 502 rather than a dropped socket; the console gets the traceback.
+            self.server.handle_error(self.request, self.client_address)
+            response = door.refusal(502, "Internal server error")
+        self._send(response)
+
+    def _body(self) -> bytes | None:
+        """The request body, or None when the request was refused (and answered) instead."""
+        if self.headers.get("Transfer-Encoding"):
+            self._refuse(
+                411, "send the body with a Content-Length (chunked bodies are not supported locally)"
+            )
+            return None
+        values = {value.strip() for value in self.headers.get_all("Content-Length") or []}
+        if not values:
+            return b""
+        text = values.pop()
+        if values or not (text.isascii() and text.isdigit()):
+            self._refuse(400, "Content-Length must be one non-negative integer")
+            return None
+        if int(text) > MAX_REQUEST_BYTES:
+            self._refuse(413, "Request Too Long", "REQUEST_TOO_LARGE")
+            return None
+        body = self.rfile.read(int(text))
+        if len(body) < int(text):  # the client went away mid-body: nobody is left to answer
+            self.close_connection = True
+            return None
+        return body
+
+    def _refuse(self, status: int, message: str, response_type: str | None = None) -> None:
+        # The rest of the stream cannot be trusted to start a new request.
+        self.close_connection = True
+        self._send(self.server.door.refusal(status, message, response_type))
+
+    def _send(self, response: HttpResponse) -> None:
+        phrase = self.responses.get(response.status, ("",))[0]
+        lines = [
+            f"HTTP/1.1 {response.status} {phrase}".rstrip(),
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            *(f"{name}: {value}" for name, value in response.headers),
+            f"Content-Length: {len(response.body)}",
+        ]
+        if self.close_connection:
+            lines.append("Connection: close")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
+        self.wfile.write(head if self.command == "HEAD" else head + response.body)

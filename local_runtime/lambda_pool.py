@@ -3,7 +3,9 @@
 Like Lambda, a pool runs at most `max_environments` invocations at once, reuses an idle environment
 when there is one (a warm start) and starts a new process otherwise (a cold start). An invocation that
 runs past the function's timeout has its process killed, as Lambda does, and the next invocation
-starts a fresh one.
+starts a fresh one. A process that ends during an invocation (exit, signal) is reported as
+`Runtime.ExitError` with its exit status or signal, as Lambda reports it; only an invocation that
+outlives its timeout is `Sandbox.Timedout`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -25,6 +28,10 @@ from local_runtime.lambda_worker import RESPONSE_FD_ENV
 
 # Lambda gives the init phase (imports, module-level code) 10 seconds of its own.
 INIT_TIMEOUT_SECONDS = 10.0
+# How long a process that closed its response pipe may take to finish exiting.
+EXIT_GRACE_SECONDS = 5.0
+EXIT_ERROR = "Runtime.ExitError"
+IMPORT_ERROR = "Runtime.ImportModuleError"
 
 LogSink = Callable[[str, str], None]  # (function name, one line the function wrote)
 
@@ -49,6 +56,10 @@ class FunctionConfig:
     memory_mb: int
     environment: Mapping[str, str]
     account: str = DEFAULT_ACCOUNT
+
+
+class _Exited(Exception):
+    """The environment's process is gone (or going): the invocation crashed, it did not time out."""
 
 
 class _Environment:
@@ -88,7 +99,11 @@ class _Environment:
             threading.Thread(target=_pump, args=(stream, config.name, log_sink), daemon=True).start()
 
     def read(self, timeout: float) -> dict[str, Any] | None:
-        """The next message from the process, or None when it did not answer in time or died."""
+        """The next message from the process, or None when it did not answer in time.
+
+        Raises `_Exited` when the process closed its end: it exited, or is exiting. Only that
+        end-of-file tells a crash from a timeout; `poll()` may still see the process alive then.
+        """
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
@@ -100,22 +115,32 @@ class _Environment:
                     return None
                 chunk = os.read(self._responses, 65536)
             except (OSError, ValueError):
-                return None  # killed while waiting (the pool is closing)
+                raise _Exited from None  # killed while waiting (the pool is closing)
             if not chunk:
-                return None  # the process exited
+                raise _Exited
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         message: dict[str, Any] = json.loads(line)
         return message
 
-    def send(self, request: dict[str, Any]) -> bool:
+    def exit_status(self) -> str:
+        """How the process ended, in the words of Lambda's `Runtime exited with error: ...`."""
+        try:
+            code = self.process.wait(EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:  # it closed its pipe but lingers: end it as Lambda would
+            self.process.kill()
+            code = self.process.wait()
+        if code >= 0:
+            return f"exit status {code}"
+        return f"signal: {(signal.strsignal(-code) or str(-code)).lower()}"
+
+    def send(self, request: dict[str, Any]) -> None:
         try:
             assert self.process.stdin is not None
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return False
-        return True
+        except (BrokenPipeError, OSError, ValueError):
+            raise _Exited from None
 
     def kill(self) -> None:
         with self._kill_lock:
@@ -169,10 +194,7 @@ class FunctionPool:
                 raise
             elapsed = round((time.monotonic() - started) * 1000, 1)
             invocation = Invocation(request_id=request_id, cold_start=cold, duration_ms=elapsed, **outcome)
-            if invocation.timed_out or invocation.error_type in {
-                "Runtime.ExitError",
-                "Runtime.ImportModuleError",
-            }:
+            if invocation.timed_out or invocation.error_type in {EXIT_ERROR, IMPORT_ERROR}:
                 self._discard(environment)
             else:
                 self._release(environment)
@@ -193,32 +215,34 @@ class FunctionPool:
             return environment, True
 
     def _run(self, environment: _Environment, cold: bool, request_id: str, event: Any) -> dict[str, Any]:
-        if cold:
-            ready = environment.read(INIT_TIMEOUT_SECONDS)
-            if ready is None or not ready.get("ready"):
-                message = (ready or {}).get("errorMessage", "the environment did not start in time")
-                return {"ok": False, "error_type": "Runtime.ImportModuleError", "error_message": message}
         timeout = self.config.timeout_seconds
-        request = {
-            "requestId": request_id,
-            "event": event,
-            "timeoutMs": int(timeout * 1000),
-            "account": self.config.account,
-        }
-        if not environment.send(request):
-            return {"ok": False, "error_type": "Runtime.ExitError", "error_message": "the environment exited"}
-        response = environment.read(timeout)
-        if response is None:
-            if environment.process.poll() is None:
-                with self._lock:
-                    self.timeouts += 1
-                return {
-                    "ok": False,
-                    "timed_out": True,
-                    "error_type": "Sandbox.Timedout",
-                    "error_message": f"Task timed out after {timeout:.2f} seconds",
+        try:
+            if cold:
+                ready = environment.read(INIT_TIMEOUT_SECONDS)
+                if ready is None or not ready.get("ready"):
+                    message = (ready or {}).get("errorMessage", "the environment did not start in time")
+                    return {"ok": False, "error_type": IMPORT_ERROR, "error_message": message}
+            environment.send(
+                {
+                    "requestId": request_id,
+                    "event": event,
+                    "timeoutMs": int(timeout * 1000),
+                    "account": self.config.account,
                 }
-            return {"ok": False, "error_type": "Runtime.ExitError", "error_message": "the environment exited"}
+            )
+            response = environment.read(timeout)
+        except _Exited:
+            message = f"RequestId: {request_id} Error: Runtime exited with error: {environment.exit_status()}"
+            return {"ok": False, "error_type": EXIT_ERROR, "error_message": message}
+        if response is None:
+            with self._lock:
+                self.timeouts += 1
+            return {
+                "ok": False,
+                "timed_out": True,
+                "error_type": "Sandbox.Timedout",
+                "error_message": f"Task timed out after {timeout:.2f} seconds",
+            }
         if response.get("ok"):
             return {"ok": True, "result": response.get("result")}
         return {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import os
 import secrets
 import time
@@ -22,16 +21,15 @@ from typing import Any
 from lambdas import config
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
-from local_runtime.console import Console, short_function_name
+from local_runtime.console import Console, short_function_name, startup_banner
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
-from local_runtime.front_door import ApiKey, FrontDoor, Gateway
+from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
 from local_runtime.scheduler import Scheduler
+from local_runtime.state import REPO_ROOT, STATE_FILE, remove_state, write_state
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-STATE_FILE = REPO_ROOT / ".local" / "runtime.json"
 DEFAULT_PORT = 3000
 # CDK context the local stack is synthesized with: webhooks may be plain HTTP (to loopback receivers),
 # and warnings that only matter in an AWS account are left out.
@@ -128,6 +126,7 @@ class LocalRuntime:
     def start(self) -> LocalRuntime:
         started = time.monotonic()
         try:
+            ensure_port_free(self.settings.host, self.settings.port)  # before the slow part of the start
             self._start()
         except BaseException:
             self.stop()
@@ -199,9 +198,8 @@ class LocalRuntime:
         if self.alerts is not None:
             self.alerts.stop()
         self.moto.stop()
-        state = self.settings.state_file
-        if state is not None and state.exists():
-            state.unlink()
+        if self.settings.state_file is not None:
+            remove_state(self.settings.state_file)
 
     # -- pieces ---------------------------------------------------------------------------------
 
@@ -330,35 +328,13 @@ class LocalRuntime:
         state = self.settings.state_file
         if state is None or self.front_door is None:
             return
-        state.parent.mkdir(parents=True, exist_ok=True)
-        state.write_text(
-            json.dumps(
-                {"url": self.url, "apiKey": self.api_key, "awsEndpoint": self.moto.url, "pid": os.getpid()}
+        if not write_state(state, {"url": self.url, "apiKey": self.api_key, "awsEndpoint": self.moto.url}):
+            self.console.say(
+                f"note: another live runtime owns {state}; reach this one with "
+                f"`offload --url {self.url} --api-key {self.api_key} ...`"
             )
-        )
-        state.chmod(0o600)
 
     def banner(self, elapsed: float) -> str:
         if self.front_door is None:
             return "offload local runtime is up (no API in the template)"
-        example = json.dumps(
-            {
-                "type": "send_email",
-                "payload": {"to": ["ada@example.com"], "subject": "Hello", "text": "From offload"},
-            }
-        )
-        return "\n".join(
-            [
-                f"offload is running locally (started in {elapsed:.1f} s)",
-                f"  API URL   {self.url}",
-                f"  API key   {self.api_key}",
-                f"  AWS       {self.moto.url}  (moto: state is in memory and goes when the runtime stops)",
-                "",
-                "Submit a job:",
-                f"  curl -s -X POST '{self.url}jobs' -H 'x-api-key: {self.api_key}' "
-                f"-H 'content-type: application/json' -d '{example}'",
-                "Or: offload submit send_email --payload '{...}'; offload status JOB_ID --wait; offload tail",
-                "",
-                "Job transitions appear below. Ctrl-C stops everything.",
-            ]
-        )
+        return startup_banner(self.url, self.api_key, self.moto.url, elapsed)

@@ -4,6 +4,8 @@ from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
@@ -13,6 +15,14 @@ from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alerts import Alerts
 from lambdas.store.factory import job_store
 
+# BatchProcessor handles records one at a time, so two letters for one job in a batch never race.
+# A batch whose every letter failed is reported like any other (each letter listed), not raised.
+_processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+class AlertPendingError(Exception):
+    """Another consumer holds this job's alert claim; the letter returns when the claim is settled."""
+
 
 @cache
 def _consumer() -> DeadLetterConsumer:
@@ -20,20 +30,25 @@ def _consumer() -> DeadLetterConsumer:
     return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
 
 
+def _handle(record: SQSRecord) -> Verdict:
+    letter = DeadLetter.from_record(record)
+    try:
+        verdict = _consumer().handle(letter)
+    except Exception:
+        logger.exception("dead letter not handled; it stays on the queue", messageId=letter.message_id)
+        raise
+    if verdict is Verdict.ALERT_PENDING:
+        logger.info("alert claimed by another consumer; the letter stays on the queue")
+        raise AlertPendingError(letter.message_id)
+    if verdict in (Verdict.ALERTED, Verdict.POISON):
+        metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1)
+    return verdict
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    failures = []
-    # One at a time: two letters for one job in a batch must not both raise its alert.
-    for record in event.get("Records", []):
-        letter = DeadLetter.from_record(record)
-        try:
-            verdict = _consumer().handle(letter)
-        except Exception:
-            logger.exception("dead letter not handled; it stays on the queue", messageId=letter.message_id)
-            failures.append({"itemIdentifier": letter.message_id})
-            continue
-        if verdict in (Verdict.ALERTED, Verdict.POISON):
-            metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1)
-    return {"batchItemFailures": failures}
+    if not event.get("Records"):
+        return {"batchItemFailures": []}
+    return dict(process_partial_response(event, _handle, _processor, context))

@@ -63,7 +63,7 @@ class WorkerCapabilities:
         self._queue = queue
         self._uploads = UploadsBucket(worker)
         self._results = Uploads(worker.uploads_bucket)
-        self._deliveries = DeliveryLog(worker.deliveries_table)
+        self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
 
     def context(
         self,

@@ -4,19 +4,29 @@ Messages reach the dead-letter queue three ways: the worker forwards a job it ki
 error or its last attempt failed) with the reason as a message attribute; SQS redrives a message that
 was received more than `maxReceiveCount` times (a worker crashing on it); and the worker forwards a
 message that names no job. Each becomes exactly one dead job (never over `done`) and one alert.
+
+One alert, whatever the concurrency: before publishing, a consumer claims the alert with a conditional
+write that holds for `ALERT_LEASE_SECONDS`. A second consumer that finds the claim held keeps its
+letter on the queue (`Verdict.ALERT_PENDING`): by the time SQS delivers it again the alert is either
+marked sent, or its claim has expired because the holder crashed before publishing, and this one
+publishes instead. An alert may so be repeated after a crash, never lost.
 """
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from lambdas.models.job import JobStatus
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.alerts import Alerts
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import MalformedMessageError, parse_job_message
 
 _RAW_BODY_LIMIT = 4096
+# Longer than the dead_letter function's timeout (30 s), so a live holder never loses its claim, and
+# shorter than the dead-letter queue's visibility timeout, so a letter kept back finds it expired.
+ALERT_LEASE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -27,17 +37,18 @@ class DeadLetter:
     receive_count: int
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "DeadLetter":
-        attributes = record.get("messageAttributes") or {}
-        reason = (attributes.get("reason") or {}).get("stringValue")
-        count = int((record.get("attributes") or {}).get("ApproximateReceiveCount", "1"))
-        return cls(record["messageId"], record["body"], reason, count)
+    def from_record(cls, record: SQSRecord) -> "DeadLetter":
+        reason = record.message_attributes["reason"]
+        count = int(record.attributes.approximate_receive_count)
+        return cls(record.message_id, record.body, reason.string_value if reason else None, count)
 
 
 class Verdict(StrEnum):
     ALERTED = "alerted"  # a job was declared dead and an alert went out
     POISON = "poison"  # a message naming no job; alerted with its raw body
     ALREADY_ALERTED = "already_alerted"
+    # Another consumer holds the alert's claim: the letter stays on the queue until it is settled.
+    ALERT_PENDING = "alert_pending"
     SUCCEEDED_EARLIER = "succeeded_earlier"  # the job is done: nothing lost, nothing to say
 
 
@@ -68,18 +79,30 @@ class DeadLetterConsumer:
             )
         if job.alerted:
             return Verdict.ALREADY_ALERTED
-        self._alerts.publish(
-            f"offload: job {job.job_type} {job.job_id} is dead",
-            {
-                "jobId": job.job_id,
-                "jobType": job.job_type,
-                "attempts": job.attempts,
-                "maxAttempts": job.max_attempts,
-                "lastError": job.last_error,
-                "parentId": job.parent_id,
-            },
-        )
-        # Marked after publishing: a crash in between repeats the alert rather than losing it.
+        return self._alert(job)
+
+    def _alert(self, job: Job) -> Verdict:
+        claim = self._store.claim_alert(job.job_id, ALERT_LEASE_SECONDS)
+        if claim is AlertClaim.SENT:
+            return Verdict.ALREADY_ALERTED
+        if claim is AlertClaim.HELD:
+            return Verdict.ALERT_PENDING
+        try:
+            self._alerts.publish(
+                f"offload: job {job.job_type} {job.job_id} is dead",
+                {
+                    "jobId": job.job_id,
+                    "jobType": job.job_type,
+                    "attempts": job.attempts,
+                    "maxAttempts": job.max_attempts,
+                    "lastError": job.last_error,
+                    "parentId": job.parent_id,
+                },
+            )
+        except Exception:
+            self._store.release_alert(job.job_id)
+            raise
+        # Marked after publishing: a crash in between repeats the alert (once its claim expires).
         self._store.mark_alerted(job.job_id)
         return Verdict.ALERTED
 

@@ -13,6 +13,7 @@ The sweep pages through everything overdue until its time budget runs out; the n
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from lambdas.lifecycle import parents
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.jobs import JobStore
@@ -48,8 +49,8 @@ class Sweeper:
         now = self._store.now()
         lost = self._store.by_status(JobStatus.PENDING, due_before=now - self._grace)
         expired = self._store.by_status(JobStatus.PROCESSING, due_before=now)
-        parents = self._store.by_status(JobStatus.WAITING, due_before=now)
-        for jobs, action in ((lost, self._resend), (expired, self._resend), (parents, self._settle)):
+        waiting = self._store.by_status(JobStatus.WAITING, due_before=now)
+        for jobs, action in ((lost, self._resend), (expired, self._resend), (waiting, self._settle)):
             if not self._each(jobs, action, has_time, report):
                 report.out_of_time = True
                 break
@@ -89,7 +90,5 @@ class Sweeper:
             logger.info("lost message re-sent", jobId=job.job_id)
 
     def _settle(self, job: Job, report: SweepReport) -> None:
-        finished = self._store.settle_parent(job.job_id, self._recheck)
-        if finished is not None:
+        if parents.settle(self._store, job.job_id, self._recheck) is not None:
             report.parents_finished += 1
-            log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, PermanentJobError, RetryableJobError
+from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.capabilities import WorkerCapabilities
 from lambdas.models.job import Job, JobStatus
@@ -37,8 +39,8 @@ class QueueMessage:
     body: str
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "QueueMessage":
-        return cls(record["messageId"], record["receiptHandle"], record["body"])
+    def from_record(cls, record: SQSRecord) -> "QueueMessage":
+        return cls(record.message_id, record.receipt_handle, record.body)
 
 
 class Outcome(StrEnum):
@@ -112,10 +114,12 @@ class Worker:
             return self._poison(message, f"unreadable message: {error}")
         logger.thread_safe_append_keys(correlation_id=job_id, jobId=job_id)
         try:
-            job = self._store.claim(job_id, self._settings.lease_seconds)
+            claim = self._store.claim_attempt(job_id, self._settings.lease_seconds)
         except NotClaimableError as refused:
             return self._not_claimed(message, job_id, refused.job)
-        log_transition(job.job_id, job.job_type, "pending", "processing", job.attempts)
+        job = claim.job
+        # From `processing` when this attempt took over one whose lease had expired.
+        log_transition(job.job_id, job.job_type, claim.previous, JobStatus.PROCESSING, job.attempts)
         if job.attempts > job.max_attempts:
             # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
             last = f" (last error: {job.last_error})" if job.last_error else ""
@@ -154,17 +158,19 @@ class Worker:
         elapsed = _elapsed_ms(started)
         try:
             if isinstance(result, AwaitChildren):
-                after = self._store.await_children(
+                self._store.await_children(
                     job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
                 )
-                log_transition(job.job_id, job.job_type, "processing", JobStatus.WAITING, job.attempts)
-                if after.status is JobStatus.DONE:
-                    log_transition(job.job_id, job.job_type, JobStatus.WAITING, JobStatus.DONE, job.attempts)
+                log_transition(
+                    job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts
+                )
+                # Its children may all have ended before it started waiting.
+                parents.settle(self._store, job.job_id, self._settings.lease_seconds)
                 return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
             self._store.complete(job, result)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.DONE, job.attempts)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DONE, job.attempts)
         self._settle_parent(job)
         return MessageResult(message.message_id, Outcome.SUCCEEDED, job.job_type, elapsed)
 
@@ -186,7 +192,7 @@ class Worker:
             self._store.retry(job, error, delay)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.PENDING, job.attempts, error)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, error)
         self._queue.change_visibility(message.receipt_handle, delay)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
         return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
@@ -198,7 +204,7 @@ class Worker:
             self._store.fail(job, error)
         except StaleAttemptError:
             return self._stale(message, job)
-        log_transition(job.job_id, job.job_type, "processing", JobStatus.DEAD, job.attempts, error)
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
         self._settle_parent(job)
         self._forward(message, {"reason": error, "jobId": job.job_id, "attempt": str(job.attempts)})
         elapsed = _elapsed_ms(started) if started is not None else None
@@ -228,11 +234,8 @@ class Worker:
         self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
 
     def _settle_parent(self, job: Job) -> None:
-        if not job.parent_id:
-            return
-        parent = self._store.settle_parent(job.parent_id, check_after_seconds=self._settings.lease_seconds)
-        if parent is not None:
-            log_transition(parent.job_id, parent.job_type, JobStatus.WAITING, JobStatus.DONE, parent.attempts)
+        if job.parent_id:
+            parents.settle(self._store, job.parent_id, self._settings.lease_seconds)
 
 
 def _elapsed_ms(started: float) -> float:

@@ -18,6 +18,14 @@ class JobStatus(StrEnum):
         return self in (JobStatus.DONE, JobStatus.DEAD)
 
 
+class AlertClaim(StrEnum):
+    """What a dead-letter consumer's claim on a dead job's alert found."""
+
+    CLAIMED = "claimed"  # this consumer raises the alert
+    SENT = "sent"  # the alert went out already (or there is no job any more)
+    HELD = "held"  # another consumer holds an unexpired claim
+
+
 @dataclass(frozen=True)
 class ChildCounts:
     total: int

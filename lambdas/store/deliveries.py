@@ -2,14 +2,17 @@
 
 Items live under their fan-out (`fanoutId`), sorted by `<deliveryId>#<attempt>`, and the `byEndpoint`
 index lists an endpoint's attempts by time, across fan-outs. Re-recording the same attempt (a worker
-that crashed after writing it) overwrites the item instead of adding a second one.
+that crashed after writing it) overwrites the item instead of adding a second one. Items expire
+(`expiresAt`, DynamoDB TTL) after the same retention as finished jobs.
 """
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.store import schema
 from lambdas.store.clients import client
@@ -21,8 +24,15 @@ _deserializer = TypeDeserializer()
 
 
 class DeliveryLog:
-    def __init__(self, table_name: str) -> None:
+    def __init__(
+        self,
+        table_name: str,
+        ttl_days: int = config.FINISHED_TTL_DAYS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._table = table_name
+        self._ttl_seconds = ttl_days * 86_400
+        self._clock = clock
 
     def record(self, attempt: DeliveryAttempt) -> None:
         item: dict[str, Any] = {
@@ -35,6 +45,7 @@ class DeliveryLog:
             "attempt": attempt.attempt,
             "outcome": attempt.outcome.value,
             "latencyMs": attempt.latency_ms,
+            schema.TTL_ATTRIBUTE: int(self._clock()) + self._ttl_seconds,
         }
         if attempt.http_status is not None:
             item["httpStatus"] = attempt.http_status

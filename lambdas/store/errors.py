@@ -1,6 +1,15 @@
-"""Domain exceptions raised by the store; the only place that speaks DynamoDB/SQS error codes."""
+"""Domain exceptions raised by the store; the only place that speaks DynamoDB error codes."""
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from lambdas.models.job import Job
+
+# DynamoDB's item size limit (400 KB, counted in bytes of attribute names and values).
+ITEM_SIZE_LIMIT = 400 * 1024
 
 
 class StoreError(Exception):
@@ -25,3 +34,52 @@ class NotClaimableError(StoreError):
     def __init__(self, job_id: str, job: Job | None) -> None:
         super().__init__(job_id)
         self.job = job
+
+
+class ItemTooLargeError(StoreError):
+    """The job's item would be `size` bytes, over DynamoDB's `limit`: nothing was written."""
+
+    def __init__(self, size: int, limit: int = ITEM_SIZE_LIMIT) -> None:
+        super().__init__(f"the stored job would be {size} bytes; at most {limit} bytes are allowed")
+        self.size = size
+        self.limit = limit
+
+
+class ConditionFailedError(StoreError):
+    """A conditional write's condition did not hold. `item` is the raw item DynamoDB saw, if it said."""
+
+    def __init__(self, item: dict[str, Any] | None) -> None:
+        super().__init__("condition failed")
+        self.item = item
+
+
+class TransactionCancelledError(StoreError):
+    """A transaction was cancelled. `failed` names the items whose condition did not hold (maybe none,
+    when it was cancelled for another reason, such as a conflicting concurrent write)."""
+
+    def __init__(self, failed: frozenset[str]) -> None:
+        super().__init__(f"transaction cancelled; conditions failed: {sorted(failed)}")
+        self.failed = failed
+
+
+@contextmanager
+def domain_errors(item_names: Sequence[str] = ()) -> Iterator[None]:
+    """Turn DynamoDB's condition and transaction failures into domain exceptions; others pass through.
+
+    `item_names` names a transaction's items in order, so a cancellation says which of them failed.
+    """
+    try:
+        yield
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code")
+        if code == "ConditionalCheckFailedException":
+            raise ConditionFailedError(error.response.get("Item")) from None
+        if code == "TransactionCanceledException":
+            reasons = error.response.get("CancellationReasons") or []
+            failed = frozenset(
+                name
+                for name, reason in zip(item_names, reasons, strict=False)
+                if reason.get("Code") == "ConditionalCheckFailed"
+            )
+            raise TransactionCancelledError(failed) from None
+        raise

@@ -18,6 +18,7 @@ from typing import IO
 from botocore.exceptions import ClientError
 
 from lambdas import config
+from lambdas.models.timestamps import iso_time
 from lambdas.models.uploads import (
     UPLOAD_KEY_PATTERN,
     StoredObject,
@@ -92,7 +93,7 @@ class Uploads:
         return UploadTicket(
             key=key,
             url=url,
-            expires_at=expires_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            expires_at=iso_time(expires_at.timestamp()),
             headers=headers,
         )
 

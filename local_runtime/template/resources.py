@@ -68,6 +68,7 @@ NOT_REPRODUCED = frozenset(
         "AWS::KMS::Key",
         "AWS::Logs::LogGroup",
         "AWS::CloudWatch::Alarm",
+        "AWS::CloudWatch::Dashboard",
         "AWS::Lambda::Permission",
         "AWS::S3::BucketPolicy",
         "AWS::SNS::TopicPolicy",

@@ -9,8 +9,8 @@ import pytest
 from standardwebhooks import Webhook
 
 from local_runtime import demo
-from local_runtime.cli import Target
 from local_runtime.runtime import LocalRuntime
+from offload_cli.target import Target
 from tests.e2e.conftest import Client
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
@@ -60,7 +60,7 @@ def test_image_is_thumbnailed_into_the_bucket(client: Client, runtime: LocalRunt
 
 
 def test_cli_submits_waits_and_tails(client: Client, runtime: LocalRuntime) -> None:
-    cli = [sys.executable, "-m", "local_runtime.cli", "--url", runtime.url, "--api-key", runtime.api_key]
+    cli = [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", runtime.api_key]
     tail = subprocess.Popen([*cli, "tail"], stdout=subprocess.PIPE, text=True)
     tailed: list[str] = []
 

@@ -180,6 +180,7 @@ def test_outputs(template: dict[str, Any]) -> None:
         "UploadsBucketName",
         "AlertsTopicArn",
         "WebhookSigningSecretArn",
+        "DashboardUrl",
     }
     stage_id, _ = only(template, "AWS::ApiGateway::Stage")
     assert outputs["ApiUrl"].startswith("https://Ref(ApiRestApi")

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
+from lambdas.lifecycle import parents
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.job import JobStatus, NewJob
 from lambdas.store.jobs import JobStore
@@ -98,7 +99,7 @@ def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
     pipeline.run_worker()
     with monkeypatch.context() as patch:
         # The child finishes, but its worker dies before it checks on the parent.
-        patch.setattr(JobStore, "settle_parent", lambda *args, **kwargs: None)
+        patch.setattr(parents, "settle", lambda *args, **kwargs: None)
         pipeline.run_worker()
     assert pipeline.job(parent_id)["status"] == "waiting"
 

@@ -1,13 +1,20 @@
 """The dead-letter consumer: one dead job and one alert per lost job, never over `done`."""
 
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, Verdict
+from lambdas.models.job import AlertClaim, Job
+from lambdas.store.alerts import Alerts
 from lambdas.store.jobs import JobStore
 from tests.support.pipeline import Pipeline
+from tests.support.stores import store_from_env
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -77,3 +84,78 @@ def test_a_letter_survives_an_alerting_outage(pipeline: Pipeline) -> None:
     )
     pipeline.run_dead_letter()
     assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
+
+
+def consumer_for(pipeline: Pipeline, store: JobStore) -> DeadLetterConsumer:
+    return DeadLetterConsumer(store, Alerts(pipeline.topic_arn))
+
+
+def dead_job(pipeline: Pipeline) -> str:
+    """A job the worker killed, whose alert has not been raised (its letter is still on the DLQ)."""
+    job_id = pipeline.submit("test_permanent", {})
+    pipeline.run_worker()
+    assert pipeline.job(job_id)["status"] == "dead"
+    return job_id
+
+
+def letter(job_id: str, message_id: str) -> DeadLetter:
+    return DeadLetter(message_id, json.dumps({"jobId": job_id}), "permanent", 1)
+
+
+def test_concurrent_letters_for_one_dead_job_raise_one_alert(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given two consumers that have both read the job as dead and not alerted
+    job_id = dead_job(pipeline)
+    store = store_from_env(pipeline.env)
+    both_have_read = threading.Barrier(2, timeout=10)
+    read = store.mark_dead
+
+    def read_then_wait(job_id: str, error: str) -> Job | None:
+        job = read(job_id, error)
+        both_have_read.wait()
+        return job
+
+    monkeypatch.setattr(store, "mark_dead", read_then_wait)
+    consumer = consumer_for(pipeline, store)
+
+    # when both go on at once
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        verdicts = list(pool.map(consumer.handle, [letter(job_id, "m-1"), letter(job_id, "m-2")]))
+
+    # then one alert; the other letter stays on the queue and, when it returns, finds the alert sent
+    assert len(pipeline.alerts()) == 1
+    assert sorted(verdicts) == [Verdict.ALERT_PENDING, Verdict.ALERTED]
+    later = consumer_for(pipeline, store_from_env(pipeline.env))
+    assert later.handle(letter(job_id, "m-2")) is Verdict.ALREADY_ALERTED
+    assert pipeline.alerts() == []
+
+
+def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pipeline: Pipeline) -> None:
+    # given a consumer that claimed the alert and died before publishing
+    job_id = dead_job(pipeline)
+    now = [time.time()]
+    store = store_from_env(pipeline.env, clock=lambda: now[0])
+    assert store.claim_alert(job_id, ALERT_LEASE_SECONDS) is AlertClaim.CLAIMED
+    consumer = consumer_for(pipeline, store)
+
+    # when a letter arrives while the claim holds, it waits; after the lease, it raises the alert
+    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERT_PENDING
+    assert pipeline.alerts() == []
+    now[0] += ALERT_LEASE_SECONDS + 1
+    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERTED
+
+    # then exactly one alert went out, and the job says so
+    assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
+    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALREADY_ALERTED
+
+
+def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: Pipeline) -> None:
+    job_id = dead_job(pipeline)
+    store_from_env(pipeline.env).claim_alert(job_id, ALERT_LEASE_SECONDS)
+    letters = pipeline.receive(pipeline.dlq_url)
+
+    response = pipeline.run_dead_letter(letters)
+
+    assert response["batchItemFailures"] == [{"itemIdentifier": letters[0]["messageId"]}]
+    assert pipeline.alerts() == []

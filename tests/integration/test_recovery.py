@@ -174,7 +174,9 @@ def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline, clock: Clock)
     assert (final.status, final.result) == (JobStatus.DONE, {"from": "attempt 2"})
 
 
-def test_a_worker_past_its_lease_loses_to_the_next_attempt(pipeline: Pipeline, clock: Clock) -> None:
+def test_a_worker_past_its_lease_loses_to_the_next_attempt(
+    pipeline: Pipeline, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
     """Broken line: `JobStore._attempt_condition`'s `#status = :processing AND attempts = :attempt` without
     the attempt (the late first attempt's result then overwrites the running second attempt's job)."""
     started = {1: threading.Event(), 2: threading.Event()}
@@ -214,6 +216,11 @@ def test_a_worker_past_its_lease_loses_to_the_next_attempt(pipeline: Pipeline, c
 
     job = pipeline.job(job_id)
     assert (job["status"], job["attempts"], job["result"]) == ("done", 2, {"attempt": 2})
+    # the take-over is logged from the state it really left: an expired `processing`, not `pending`
+    transitions = [
+        m for m in caplog.messages if m.startswith(f"job {job_id} ") and m.endswith("-> processing")
+    ]
+    assert transitions == [f"job {job_id} pending -> processing", f"job {job_id} processing -> processing"]
 
 
 def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline, clock: Clock) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from lambdas import config
 from lambdas.handlers import api, dead_letter, recovery, worker
 from lambdas.store import clients
 from local_runtime.context import LambdaContext
@@ -144,7 +145,9 @@ class Pipeline:
         return dict(self.deliver(self.dlq_url, records, dead_letter.handler, "dead_letter").response)
 
     def run_recovery(self) -> dict[str, Any]:
-        return dict(recovery.handler(load_event("schedule.json"), LambdaContext(function_name="recovery")))
+        # The stack's timeout: a sweep of a few hundred jobs on a loaded machine outlives the default.
+        context = LambdaContext(function_name="recovery", timeout_seconds=config.RECOVERY_TIMEOUT_SECONDS)
+        return dict(recovery.handler(load_event("schedule.json"), context))
 
     def make_visible(self, records: list[dict[str, Any]]) -> None:
         """Time passes: the messages' visibility timeouts (the backoff) run out now."""

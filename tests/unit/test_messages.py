@@ -1,7 +1,13 @@
 """The main queue's message body and what the worker accepts as one."""
 
-import pytest
+import json
+from pathlib import Path
 
+import pytest
+from aws_lambda_powertools.utilities.data_classes import SQSEvent
+
+from lambdas.lifecycle.dead_letter import DeadLetter
+from lambdas.lifecycle.worker import QueueMessage
 from lambdas.store.queue import MalformedMessageError, job_message, parse_job_message
 
 
@@ -14,3 +20,22 @@ def test_a_message_carries_only_the_job_id() -> None:
 def test_a_body_that_names_no_job_is_malformed(body: str) -> None:
     with pytest.raises(MalformedMessageError):
         parse_job_message(body)
+
+
+def test_a_canonical_sqs_event_reads_as_queue_messages_and_dead_letters() -> None:
+    event = SQSEvent(json.loads((Path(__file__).parents[1] / "events" / "sqs_batch.json").read_text()))
+    records = list(event.records)
+
+    messages = [QueueMessage.from_record(r) for r in records]
+    letters = [DeadLetter.from_record(r) for r in records]
+
+    assert [parse_job_message(m.body) for m in messages] == [
+        "01JDXQ8W6Q4ZB0Q8E5RH8T9V3M",
+        "01JDXQ8W6QAY1D7HS7D0XK2F5N",
+    ]
+    assert messages[0].receipt_handle.startswith("AQEBwJnK")
+    assert [(d.reason, d.receive_count) for d in letters] == [
+        (None, 1),
+        ("attempts exhausted (5/5): downstream unavailable", 3),
+    ]
+    assert letters[1].message_id == "2e1424d4-f796-459a-8184-9c92662be6da"

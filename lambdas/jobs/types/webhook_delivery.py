@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJ
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job
 from lambdas.models.settings import WebhookPolicySettings, forget_on_reset
+from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ class _Attempt:
             endpoint_id=self._payload.endpoint_id,
             event_type=self._event_type,
             attempt=self._context.attempt,
-            attempted_at=datetime.fromtimestamp(self._started, UTC).isoformat(timespec="milliseconds"),
+            attempted_at=iso_time(self._started),
             outcome=outcome,
             latency_ms=latency_ms,
             http_status=http_status,

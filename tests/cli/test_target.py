@@ -8,7 +8,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from local_runtime.cli import CliError, resolve_target
+from offload_cli.errors import CliError
+from offload_cli.target import resolve_target
 
 
 def _args(**given: str | None) -> argparse.Namespace:

@@ -1,0 +1,5 @@
+import sys
+
+from offload_cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,69 @@
+"""The CLI's HTTP calls: one place turns every way a request can fail into one line and an exit code."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from offload_cli.errors import CliError, ExitCode
+from offload_cli.target import Target
+
+HTTP_TIMEOUT = 30
+_ERRNO_TEXT = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
+
+
+def call(target: Target, method: str, url: str, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
+    """The JSON document the API answered; anything else raises CliError."""
+    try:
+        response = requests.request(
+            method, url, headers={**target.headers(), **(headers or {})}, timeout=HTTP_TIMEOUT, **kwargs
+        )
+    except requests.Timeout:
+        raise CliError(f"{url} did not answer within {HTTP_TIMEOUT} s", ExitCode.UNREACHABLE) from None
+    except requests.RequestException as error:
+        hint = " (is `make run` still running?)" if target.local else ""
+        raise CliError(f"cannot reach {url}: {_reason(error)}{hint}", ExitCode.UNREACHABLE) from None
+    return _document(method, response)
+
+
+def get_job(target: Target, job_id: str) -> dict[str, Any]:
+    document: dict[str, Any] = call(target, "GET", target.endpoint(f"jobs/{quote(job_id, safe='')}"))
+    return document
+
+
+def _document(method: str, response: requests.Response) -> Any:
+    try:
+        document = response.json()
+    except ValueError:
+        document = None
+    where = f"{method} {urlsplit(response.url).path}"
+    if response.status_code >= 400:
+        code = ExitCode.REFUSED if response.status_code < 500 else ExitCode.FAILED
+        raise CliError(
+            f"{where} answered {response.status_code}: {_error_text(document, response.text)}", code
+        )
+    if document is None:
+        raise CliError(
+            f"{where} answered {response.status_code} without JSON: {response.text[:200]!r}", ExitCode.FAILED
+        )
+    return document
+
+
+def _error_text(document: Any, text: str) -> str:
+    """`code: message` from the API's error shape, or API Gateway's `{"message"}`, or the raw text."""
+    if isinstance(document, dict):
+        error = document.get("error")
+        if isinstance(error, dict) and "message" in error:
+            return f"{error.get('code', 'error')}: {error['message']}"
+        if "message" in document:
+            return str(document["message"])
+    return text[:200] or "(no body)"
+
+
+def _reason(error: requests.RequestException) -> str:
+    """The operating system's words ("Connection refused"), not urllib3's nested repr."""
+    found = _ERRNO_TEXT.search(str(error))
+    return found.group(1).strip() if found else type(error).__name__

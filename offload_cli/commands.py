@@ -1,0 +1,151 @@
+"""The commands: submit, status, tail and webhook-secret. Each returns its exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lambdas.jobs.webhook_signing import SECRET_PREFIX
+from offload_cli.api import call, get_job
+from offload_cli.errors import CliError, ExitCode
+from offload_cli.render import TRANSITION, render_transition
+from offload_cli.target import Target, aws_call, resolve_target, stack_outputs
+
+FINISHED = {"done", "dead"}
+SECRET_OUTPUT = "WebhookSigningSecretArn"  # noqa: S105 - the name of a stack output
+
+
+def submit(target: Target, args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"type": args.type, "payload": _payload(args.payload)}
+    if args.max_attempts is not None:
+        body["maxAttempts"] = args.max_attempts
+    if args.delay is not None:
+        body["delaySeconds"] = args.delay
+    headers = {"idempotency-key": args.idempotency_key} if args.idempotency_key else {}
+    document = call(target, "POST", target.endpoint("jobs"), headers=headers, json=body)
+    print(json.dumps(document, indent=2))
+    if args.wait:
+        return wait(target, str(document["jobId"]), args.timeout)
+    return ExitCode.OK
+
+
+def _payload(text: str) -> Any:
+    if text.startswith("@"):
+        try:
+            text = sys.stdin.read() if text == "@-" else Path(text[1:]).read_text()
+        except OSError as error:
+            raise CliError(
+                f"cannot read --payload {text}: {error.strerror or error}", ExitCode.USAGE
+            ) from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise CliError(f"--payload is not JSON: {error}", ExitCode.USAGE) from None
+
+
+def wait(target: Target, job_id: str, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    job = get_job(target, job_id)
+    while job["status"] not in FINISHED:
+        if time.monotonic() > deadline:
+            print(json.dumps(job, indent=2))
+            raise CliError(
+                f"job {job_id} is still {job['status']} after {timeout:.0f} s", ExitCode.WAIT_TIMEOUT
+            )
+        time.sleep(1)
+        job = get_job(target, job_id)
+    print(json.dumps(job, indent=2))
+    return ExitCode.OK if job["status"] == "done" else ExitCode.DEAD
+
+
+def status(target: Target, args: argparse.Namespace) -> int:
+    if args.wait:
+        return wait(target, args.job_id, args.timeout)
+    print(json.dumps(get_job(target, args.job_id), indent=2))
+    return ExitCode.OK
+
+
+def tail(target: Target, args: argparse.Namespace, stop_after: float | None = None) -> int:
+    """Print transitions as they happen, until Ctrl-C (or `stop_after` seconds, for tests)."""
+    ends = None if stop_after is None else time.monotonic() + stop_after
+    if target.local and not args.job_ids:
+        return _tail_local(target, args.verbose, ends)
+    if not args.job_ids:
+        raise CliError("on a deployed stack, `offload tail` follows the job ids you give it", ExitCode.USAGE)
+    return _tail_jobs(target, args.job_ids, ends)
+
+
+def _tail_local(target: Target, verbose: bool, ends: float | None) -> int:
+    after = 0
+    while ends is None or time.monotonic() < ends:
+        query = {"after": str(after)} if verbose else {"after": str(after), "event": TRANSITION}
+        for entry in call(target, "GET", target.local_base + "logs", params=query):
+            after = max(after, entry["seq"])
+            if entry.get("event") == TRANSITION:
+                print(render_transition(entry), flush=True)
+            else:
+                print(f"[{entry.get('function')}] {json.dumps(entry)}", flush=True)
+        time.sleep(0.5)
+    return ExitCode.OK
+
+
+def _tail_jobs(target: Target, job_ids: list[str], ends: float | None) -> int:
+    seen: dict[str, tuple[str, int]] = {}
+    while (ends is None or time.monotonic() < ends) and not (
+        len(seen) == len(job_ids) and all(s in FINISHED for s, _ in seen.values())
+    ):
+        for job_id in job_ids:
+            job = get_job(target, job_id)
+            now = (job["status"], job["attempts"])
+            if seen.get(job_id) != now:
+                before = seen.get(job_id, ("", 0))[0] or "-"
+                print(render_transition(_as_transition(job_id, job, before)), flush=True)
+                seen[job_id] = now
+        time.sleep(2)
+    return ExitCode.OK
+
+
+def _as_transition(job_id: str, job: dict[str, Any], before: str) -> dict[str, Any]:
+    return {
+        "jobId": job_id,
+        "jobType": job["type"],
+        "from": before,
+        "to": job["status"],
+        "attempt": job["attempts"],
+        "error": job.get("lastError") if job["status"] in {"pending", "dead"} else None,
+    }
+
+
+def webhook_secret(args: argparse.Namespace, state_file: Path | None = None) -> int:
+    """Print the `whsec_...` secret webhook receivers verify signatures with."""
+    import boto3
+
+    if args.outputs_file:
+        arn = stack_outputs(Path(args.outputs_file), SECRET_OUTPUT)[SECRET_OUTPUT]
+        client = boto3.client("secretsmanager", region_name=arn.split(":")[3])
+    else:
+        target = resolve_target(args, state_file)
+        if not target.local:
+            raise CliError(
+                f"for a deployed stack, give --outputs-file (its {SECRET_OUTPUT} output)", ExitCode.USAGE
+            )
+        stats = call(target, "GET", target.local_base + "stats")
+        arn = stats["outputs"].get(SECRET_OUTPUT)
+        if not arn:
+            raise CliError(f"the local runtime's stack has no {SECRET_OUTPUT} output", ExitCode.FAILED)
+        # The runtime's moto server: it accepts any credentials.
+        client = boto3.client(
+            "secretsmanager",
+            endpoint_url=stats["awsEndpoint"],
+            region_name=stats["region"],
+            aws_access_key_id="local",
+            aws_secret_access_key="local",  # noqa: S106 - moto ignores it
+        )
+    value = aws_call("read the webhook signing secret", lambda: client.get_secret_value(SecretId=arn))
+    secret = str(value["SecretString"])
+    print(secret if secret.startswith(SECRET_PREFIX) else SECRET_PREFIX + secret)
+    return ExitCode.OK

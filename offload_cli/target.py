@@ -1,0 +1,130 @@
+"""Where the CLI sends its requests: flags, a deployed stack's outputs file, or the local runtime."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from lambdas import config
+from local_runtime.state import STATE_FILE
+from offload_cli.errors import CliError, ExitCode
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str  # the API stage's base URL, ending with /
+    api_key: str
+    local: bool
+
+    def endpoint(self, path: str) -> str:
+        return self.url + path.lstrip("/")
+
+    @property
+    def local_base(self) -> str:
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}/_local/"
+
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key, "content-type": "application/json"}
+
+
+def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> Target:
+    url = args.url or os.environ.get("OFFLOAD_URL")
+    api_key = args.api_key or os.environ.get("OFFLOAD_API_KEY")
+    if url:
+        if not api_key:
+            raise CliError("--url needs --api-key (or OFFLOAD_API_KEY)", ExitCode.USAGE)
+        parts = urlsplit(url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise CliError(f"--url {url!r} is not an http(s) URL", ExitCode.USAGE)
+        # Only the local runtime serves loopback: its /_local/ endpoints are there too.
+        return Target(url.rstrip("/") + "/", api_key, local=parts.hostname in LOOPBACK)
+    if args.outputs_file:
+        outputs = stack_outputs(Path(args.outputs_file), "ApiUrl")
+        if not api_key:
+            api_key = _api_key_value(outputs["ApiKeyId"], outputs["ApiUrl"])
+        return Target(outputs["ApiUrl"].rstrip("/") + "/", api_key, local=False)
+    state = _local_state(state_file or STATE_FILE)
+    return Target(state["url"], api_key or state["apiKey"], local=True)
+
+
+def _local_state(state_file: Path) -> dict[str, Any]:
+    try:
+        state = json.loads(state_file.read_text())
+    except FileNotFoundError:
+        raise CliError(
+            "no local runtime is running (start it with `make run`), and no --url or --outputs-file was given",
+            ExitCode.UNREACHABLE,
+        ) from None
+    except (OSError, ValueError) as error:
+        raise CliError(
+            f"cannot read {state_file} ({error}): restart `make run`", ExitCode.UNREACHABLE
+        ) from None
+    if not isinstance(state, dict) or not {"url", "apiKey"} <= state.keys():
+        raise CliError(
+            f"{state_file} is not the local runtime's state: restart `make run`", ExitCode.UNREACHABLE
+        )
+    return state
+
+
+def stack_outputs(path: Path, *required: str) -> dict[str, str]:
+    """The stack's outputs from `cdk deploy --outputs-file`, with the ones the command needs."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise CliError(f"cannot read the outputs file {path}: {error}", ExitCode.USAGE) from None
+    outputs = document.get(config.STACK_ID, document) if isinstance(document, dict) else None
+    missing = [name for name in required if not isinstance(outputs, dict) or name not in outputs]
+    if missing or not isinstance(outputs, dict):
+        raise CliError(
+            f"{path} has no {', '.join(missing)} output of the {config.STACK_ID} stack "
+            "(write it with `cdk deploy --outputs-file`, from the current stack)",
+            ExitCode.USAGE,
+        )
+    return outputs
+
+
+def _api_key_value(api_key_id: str, api_url: str) -> str:
+    import boto3
+
+    # https://<id>.execute-api.<region>.amazonaws.com/<stage>/: the key lives in the API's region.
+    host = urlsplit(api_url).hostname or ""
+    region = host.split(".")[2] if ".execute-api." in host else None
+    client = boto3.client("apigateway", region_name=region)
+    answer = aws_call(
+        "read the API key's value (or give --api-key)",
+        lambda: client.get_api_key(apiKey=api_key_id, includeValue=True),
+    )
+    return str(answer["value"])
+
+
+def aws_call(what: str, call: Callable[[], T]) -> T:
+    """Run one AWS call; its failures become one line with the right exit code."""
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        NoRegionError,
+    )
+
+    try:
+        return call()
+    except ClientError as error:
+        detail = error.response.get("Error", {})
+        raise CliError(
+            f"AWS refused to {what}: {detail.get('Code')}: {detail.get('Message')}", ExitCode.REFUSED
+        ) from None
+    except (EndpointConnectionError, NoCredentialsError, NoRegionError) as error:
+        raise CliError(f"cannot {what}: {error}", ExitCode.UNREACHABLE) from None
+    except BotoCoreError as error:
+        raise CliError(f"cannot {what}: {error}", ExitCode.FAILED) from None
