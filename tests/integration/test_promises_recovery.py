@@ -83,7 +83,7 @@ def sends(pipeline: Pipeline) -> list[dict[str, Any]]:
 def test_a_delayed_job_keeps_its_delay_in_its_due_time_and_its_message(
     pipeline: Pipeline, store: JobStore, clock: Clock, sends: list[dict[str, Any]]
 ) -> None:
-    """Broken lines, each alone: `JobStore._item`'s `now + new.delay_seconds` as `now`; `submit`'s
+    """Broken lines, each alone: `JobItems.new_item`'s (store/codec.py) `now + new.delay_seconds` as `now`; `submit`'s
     `queue.send(job.job_id, request.delay_seconds)` without the delay."""
     delay = 120
 

@@ -37,7 +37,8 @@ def _expiry(pipeline: Pipeline, job_id: str) -> int | None:
 
 
 def test_only_finished_jobs_carry_an_expiry(pipeline: Pipeline, store: JobStore, clock: Clock) -> None:
-    """Broken line: `JobStore._state`'s `if status.finished:` as `if True:` (every state expires)."""
+    """Broken line: `JobItems.state`'s (store/codec.py) `if status.finished:` as `if True:` (every
+    state expires)."""
     ttl_days = int(pipeline.env[config.ENV_FINISHED_TTL_DAYS])
     retried = pipeline.submit("test_echo", {})
     assert _expiry(pipeline, retried) is None  # pending
@@ -107,7 +108,8 @@ def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_w
 def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
-    """Broken line: `JobStore.await_children`'s `return self.settle_parent(...) or waiting` as `return waiting`."""
+    """Broken line: `Worker._succeed`'s `parents.settle(...)` after `await_children` removed (before
+    the store split: `JobStore.await_children`'s `... or waiting` as `return waiting`)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker(list(children.values()))  # the children were quicker than their parent
 
@@ -121,8 +123,8 @@ def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
 def test_children_of_a_parent_that_is_gone_still_finish(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
-    """Broken line: `_transact_with_parent`'s `if failed[1:2] == [True] and failed[:1] != [True]:` as
-    `if False:` (a missing parent makes the child's attempt stale)."""
+    """Broken line: `JobStore._finish`'s `if cancelled.failed != {"parent"}:` as `if True:` (a missing
+    parent makes the child's attempt stale)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
     # the parent's item is gone (deleted, or expired after being declared dead) while its children run

@@ -177,8 +177,8 @@ def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline, clock: Clock)
 def test_a_worker_past_its_lease_loses_to_the_next_attempt(
     pipeline: Pipeline, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Broken line: `JobStore._attempt_condition`'s `#status = :processing AND attempts = :attempt` without
-    the attempt (the late first attempt's result then overwrites the running second attempt's job)."""
+    """Broken line: `_ATTEMPT_CONDITION`'s `attempts = :attempt` as `attempts >= :attempt`
+    (store/jobs.py): the late first attempt's result then overwrites the running second attempt's job."""
     started = {1: threading.Event(), 2: threading.Event()}
     release = {1: threading.Event(), 2: threading.Event()}
 
