@@ -10,7 +10,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # No AWS calls at synth: keep the CDK CLI from probing instance metadata for credentials.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi
+.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate
 
 venv: $(VENV)/.installed
 
@@ -41,6 +41,14 @@ typecheck: venv
 test: venv node_modules/.installed lint typecheck
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
+# Mutation testing of lambdas/lifecycle and lambdas/store (not part of `make test`: it takes long).
+# MUTANTS narrows the run, e.g. MUTANTS='lambdas.store.queue.*'; the report prints the kill rate.
+MUTANTS ?=
+MUTATE_CHILDREN ?= 2
+mutate: venv
+	nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS)
+	$(PY) -m tests.support.mutation_report $(MUTANTS)
+
 unit: venv
 	$(VENV)/bin/pytest tests/unit
 
@@ -64,4 +72,4 @@ bench: venv
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache
+	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache mutants

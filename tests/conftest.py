@@ -1,6 +1,7 @@
 """Fixtures every layer shares: a clean process state per test, fake AWS credentials, the template."""
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import pytest
@@ -47,6 +48,12 @@ def _reset_process_state() -> None:
 @pytest.fixture(scope="session")
 def template() -> dict[str, Any]:
     """The stack as CloudFormation sees it, synthesized once per test session (without bundling)."""
+    return _synthesized()
+
+
+@cache
+def _synthesized() -> dict[str, Any]:
+    # Once per process, not per session: `make mutate` runs a session per mutant in forks of one process.
     from infra.synth import synthesize
 
     return synthesize()

@@ -16,6 +16,10 @@ import requests
 from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
 
 WORKER = "lambdas.handlers.worker.handler"
+DEAD_LETTER = "lambdas.handlers.dead_letter.handler"
+# The dead-letter queue's batching window (30 s in the stack), shortened so that a check for "no second
+# alert" can wait past the window that would gather a second letter, in seconds.
+DLQ_BATCHING_WINDOW = 2
 WORKER_TIMEOUT = 8
 WORKER_VISIBILITY = 12
 LEASE_SECONDS = 9
@@ -81,11 +85,28 @@ class Client:
         raise AssertionError(f"{what} not observed within {timeout} s")
 
 
+def _short_dlq_window(template: dict[str, Any]) -> dict[str, Any]:
+    resources = template["Resources"]
+    (function,) = [
+        logical_id
+        for logical_id, r in resources.items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == DEAD_LETTER
+    ]
+    (mapping,) = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": function}
+    ]
+    mapping["MaximumBatchingWindowInSeconds"] = DLQ_BATCHING_WINDOW
+    return template
+
+
 @pytest.fixture(scope="session")
 def runtime() -> Iterator[LocalRuntime]:
     settings = RuntimeSettings(
         port=0,
-        template=local_template(E2E_CONTEXT),
+        template=_short_dlq_window(local_template(E2E_CONTEXT)),
         quiet=True,
         state_file=None,
         schedule_seconds=SCHEDULE_SECONDS,

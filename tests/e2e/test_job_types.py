@@ -3,7 +3,7 @@
 import json
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 from standardwebhooks import Webhook
@@ -59,9 +59,17 @@ def test_image_is_thumbnailed_into_the_bucket(client: Client, runtime: LocalRunt
     assert len(job["result"]["thumbnails"]) == 2
 
 
-def test_cli_submits_waits_and_tails(runtime: LocalRuntime) -> None:
+def test_cli_submits_waits_and_tails(client: Client, runtime: LocalRuntime) -> None:
     cli = [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", runtime.api_key]
     tail = subprocess.Popen([*cli, "tail"], stdout=subprocess.PIPE, text=True)
+    tailed: list[str] = []
+
+    def read() -> None:
+        assert tail.stdout is not None
+        for line in tail.stdout:
+            tailed.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         submitted = subprocess.run(
             [
@@ -78,15 +86,17 @@ def test_cli_submits_waits_and_tails(runtime: LocalRuntime) -> None:
             text=True,
             timeout=60,
         )
-        time.sleep(1.5)
+        assert submitted.returncode == 0, submitted.stderr
+        job = json.loads(submitted.stdout[submitted.stdout.index("{", 1) :])
+        assert job["status"] == "done"
+        client.wait_until(
+            lambda: f"job {job['jobId']}" in "".join(tailed) and "processing \u2192 done" in "".join(tailed),
+            timeout=30,
+            what="the tail showing the job done",
+        )
     finally:
         tail.terminate()
-    tailed = tail.communicate(timeout=10)[0]
+        tail.wait(timeout=10)
 
-    assert submitted.returncode == 0, submitted.stderr
-    job = json.loads(submitted.stdout[submitted.stdout.index("{", 1) :])
-    assert job["status"] == "done"
-    assert f"job {job['jobId']}" in tailed
-    assert "processing \u2192 done" in tailed
     status = subprocess.run([*cli, "status", job["jobId"]], capture_output=True, text=True, timeout=30)
     assert json.loads(status.stdout)["result"] == {"echo": "from the cli", "attempt": 1}

@@ -8,10 +8,12 @@ import pytest
 from moto import mock_aws
 
 from lambdas.jobs import registry
+from lambdas.store.jobs import JobStore
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
 from tests.support.pipeline import Pipeline
+from tests.support.stores import Clock, store_from_env
 
 HANDLERS = (
     "lambdas.handlers.api.handler",
@@ -56,3 +58,17 @@ def test_types() -> None:
     """Register the test-only job types (removed again after the test by the autouse fixture)."""
     for job_type in TEST_JOB_TYPES:
         registry.register(job_type)
+
+
+@pytest.fixture
+def store(pipeline: Pipeline) -> JobStore:
+    """A JobStore built from the stack's function environment (its table, shard count and TTL)."""
+    return store_from_env(pipeline.env)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """Every JobStore's time, the handlers' own stores included, moved by the test instead of slept."""
+    fake = Clock()
+    monkeypatch.setattr(JobStore, "now", lambda self: fake())
+    return fake

@@ -6,15 +6,15 @@ import uuid
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
 from lambdas.lifecycle import parents
 from lambdas.lifecycle.recovery import Sweeper
-from lambdas.models.job import NewJob
+from lambdas.models.job import JobStatus, NewJob
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
+from tests.support.stores import store_from_env
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -65,19 +65,31 @@ def test_parent_waits_for_its_children_and_counts_them_exactly(pipeline: Pipelin
     assert len(pipeline.alerts()) == 2  # one per dead child
 
 
-def test_a_re_run_parent_does_not_duplicate_or_reset_children(pipeline: Pipeline) -> None:
-    parent_id = pipeline.submit("test_spawn", {"children": ["test_echo"] * 3, "failAfterSpawning": 1})
+def test_a_re_run_parent_does_not_duplicate_or_reset_children(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken line: `create_children`'s `fresh = [c for c in children if c.job_id not in existing]` as
+    `fresh = list(children)` (a re-run rewrites the children that exist and sends them again)."""
+    monkeypatch.setattr("random.random", lambda: 1.0)  # every backoff is the whole window: 10 s hidden
+    parent_id = pipeline.submit(
+        "test_spawn", {"children": ["test_echo", "test_flaky"], "failAfterSpawning": 1}
+    )
+    (parent,) = pipeline.receive(pipeline.queue_url)
+    pipeline.run_worker([parent])  # attempt 1 spawns both children, then crashes
+    # the children make progress while the parent waits out its backoff: one done, one retried
+    pipeline.run_worker()
+    child_ids = [str(uuid.uuid5(uuid.UUID(parent_id), str(i))) for i in range(2)]
+    before = [store.get(i) for i in child_ids]
+    assert [(c.status, c.attempts) for c in before if c] == [(JobStatus.DONE, 1), (JobStatus.PENDING, 1)]
 
-    pipeline.drain()
+    pipeline.make_visible([parent])
+    pipeline.run_worker()  # attempt 2 spawns again
 
-    parent = pipeline.job(parent_id)
-    assert parent["status"] == "done"
-    assert parent["attempts"] == 2
-    assert parent["children"] == {"total": 3, "pending": 0, "delivered": 3, "failed": 0}
-    store = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
-    child_ids = [str(uuid.uuid5(uuid.UUID(parent_id), str(i))) for i in range(3)]
-    children = [store.get(i) for i in child_ids]
-    assert [c.attempts for c in children if c] == [1, 1, 1]  # each ran once
+    assert [store.get(i) for i in child_ids] == before  # neither child was rewritten...
+    assert pipeline.visible(pipeline.queue_url) == 0  # ...nor sent again
+    parent_job = pipeline.job(parent_id)
+    assert (parent_job["status"], parent_job["attempts"]) == ("waiting", 2)
+    assert parent_job["children"] == {"total": 2, "pending": 1, "delivered": 1, "failed": 0}
 
 
 def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
@@ -91,8 +103,8 @@ def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
         pipeline.run_worker()
     assert pipeline.job(parent_id)["status"] == "waiting"
 
-    now = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
-    later = JobStore(pipeline.table, config.STATUS_SHARDS, 1, clock=lambda: time.time() + 3600)
+    now = store_from_env(pipeline.env)
+    later = store_from_env(pipeline.env, clock=lambda: time.time() + 3600)
     queue = JobQueue(pipeline.queue_url)
 
     assert Sweeper(now, queue, grace_seconds=0).sweep(lambda: True).parents_finished == 0  # not due yet

@@ -9,12 +9,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambdas import config
 from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, Verdict
 from lambdas.models.job import AlertClaim, Job
 from lambdas.store.alerts import Alerts
 from lambdas.store.jobs import JobStore
 from tests.support.pipeline import Pipeline
+from tests.support.stores import store_from_env
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -24,10 +24,10 @@ def redrive(pipeline: Pipeline, job_id: str) -> None:
     boto3.client("sqs").send_message(QueueUrl=pipeline.dlq_url, MessageBody=json.dumps({"jobId": job_id}))
 
 
-def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline) -> None:
+def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline, store: JobStore) -> None:
     job_id = pipeline.submit("test_echo", {})
     pipeline.receive(pipeline.queue_url)
-    JobStore(pipeline.table, config.STATUS_SHARDS, 1).claim(job_id, lease_seconds=300)
+    store.claim(job_id, lease_seconds=300)
     redrive(pipeline, job_id)
 
     assert pipeline.run_dead_letter() == {"batchItemFailures": []}
@@ -107,7 +107,7 @@ def test_concurrent_letters_for_one_dead_job_raise_one_alert(
 ) -> None:
     # given two consumers that have both read the job as dead and not alerted
     job_id = dead_job(pipeline)
-    store = JobStore(pipeline.table, config.STATUS_SHARDS, 1)
+    store = store_from_env(pipeline.env)
     both_have_read = threading.Barrier(2, timeout=10)
     read = store.mark_dead
 
@@ -126,7 +126,7 @@ def test_concurrent_letters_for_one_dead_job_raise_one_alert(
     # then one alert; the other letter stays on the queue and, when it returns, finds the alert sent
     assert len(pipeline.alerts()) == 1
     assert sorted(verdicts) == [Verdict.ALERT_PENDING, Verdict.ALERTED]
-    later = consumer_for(pipeline, JobStore(pipeline.table, config.STATUS_SHARDS, 1))
+    later = consumer_for(pipeline, store_from_env(pipeline.env))
     assert later.handle(letter(job_id, "m-2")) is Verdict.ALREADY_ALERTED
     assert pipeline.alerts() == []
 
@@ -135,7 +135,7 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
     # given a consumer that claimed the alert and died before publishing
     job_id = dead_job(pipeline)
     now = [time.time()]
-    store = JobStore(pipeline.table, config.STATUS_SHARDS, 1, clock=lambda: now[0])
+    store = store_from_env(pipeline.env, clock=lambda: now[0])
     assert store.claim_alert(job_id, ALERT_LEASE_SECONDS) is AlertClaim.CLAIMED
     consumer = consumer_for(pipeline, store)
 
@@ -152,7 +152,7 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
 
 def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: Pipeline) -> None:
     job_id = dead_job(pipeline)
-    JobStore(pipeline.table, config.STATUS_SHARDS, 1).claim_alert(job_id, ALERT_LEASE_SECONDS)
+    store_from_env(pipeline.env).claim_alert(job_id, ALERT_LEASE_SECONDS)
     letters = pipeline.receive(pipeline.dlq_url)
 
     response = pipeline.run_dead_letter(letters)

@@ -15,12 +15,13 @@ from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
 from lambdas.store.jobs import JobStore
 from tests.support.pipeline import Pipeline
+from tests.support.stores import store_from_env
 
 TTL_DAYS = 3
 
 
 def store(pipeline: Pipeline, clock: Any = time.time) -> JobStore:
-    return JobStore(pipeline.table, config.STATUS_SHARDS, TTL_DAYS, clock=clock)
+    return store_from_env(pipeline.env, clock=clock)
 
 
 def raw_item(pipeline: Pipeline, job_id: str) -> dict[str, Any]:

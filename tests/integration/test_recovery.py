@@ -2,24 +2,27 @@
 
 import json
 import threading
-import time
 from typing import Any
 
 import pytest
 
 from lambdas import config
 from lambdas.handlers import worker
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobContext, JobType
 from lambdas.models.job import JobStatus
 from lambdas.store.errors import StaleAttemptError
 from lambdas.store.jobs import JobStore
 from local_runtime.context import LambdaContext
+from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline, fail_sends
+from tests.support.stores import Clock, store_from_env
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
 
 def store(pipeline: Pipeline) -> JobStore:
-    return JobStore(pipeline.table, shards=config.STATUS_SHARDS, finished_ttl_days=1)
+    return store_from_env(pipeline.env)
 
 
 def queued_ids(pipeline: Pipeline) -> list[str]:
@@ -27,7 +30,7 @@ def queued_ids(pipeline: Pipeline) -> list[str]:
 
 
 def test_a_lost_send_message_is_repaired_by_recovery(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
     fail_sends()
     job_id = pipeline.submit("test_echo", {"value": "durable"})
@@ -42,7 +45,7 @@ def test_a_lost_send_message_is_repaired_by_recovery(
 
     settings.reset()
     recovery._sweeper.cache_clear()
-    time.sleep(0.01)
+    clock.advance(1)
     assert pipeline.run_recovery()["requeuedPending"] == 1
     pipeline.run_worker()
 
@@ -50,7 +53,7 @@ def test_a_lost_send_message_is_repaired_by_recovery(
 
 
 def test_a_job_waiting_out_its_backoff_is_not_re_enqueued(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
     monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
     monkeypatch.setattr("random.random", lambda: 1.0)  # backoff = base = 10 s
@@ -58,20 +61,20 @@ def test_a_job_waiting_out_its_backoff_is_not_re_enqueued(
     pipeline.run_worker()
     assert pipeline.job(job_id)["status"] == "pending"
 
-    time.sleep(0.01)
+    clock.advance(config.BACKOFF_BASE_SECONDS - 1)  # past the grace, not past the backoff
     report = pipeline.run_recovery()
 
     assert report["requeuedPending"] == 0
     assert pipeline.receive(pipeline.queue_url) == []  # only the original message, still hidden
 
 
-def test_a_worker_that_died_mid_job_is_recovered(pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_that_died_mid_job_is_recovered(pipeline: Pipeline, clock: Clock) -> None:
     job_id = pipeline.submit("test_echo", {"value": "again"})
     pipeline.receive(pipeline.queue_url)  # the doomed worker's receive: the message is now hidden
-    store(pipeline).claim(job_id, lease_seconds=1)  # ...and its claim; then it dies
+    store(pipeline).claim(job_id, lease_seconds=60)  # ...and its claim; then it dies
     assert pipeline.job(job_id)["status"] == "processing"
 
-    time.sleep(1.05)
+    clock.advance(61)
     report = pipeline.run_recovery()
 
     assert report["requeuedExpired"] == 1
@@ -83,7 +86,7 @@ def test_a_worker_that_died_mid_job_is_recovered(pipeline: Pipeline, monkeypatch
     assert (job["status"], job["attempts"]) == ("done", 2)
 
 
-def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline) -> None:
+def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline, clock: Clock) -> None:
     from lambdas.lifecycle.recovery import Sweeper
     from lambdas.store.queue import JobQueue
 
@@ -92,7 +95,7 @@ def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline) -> None:
     from lambdas.store import clients
 
     clients.reset()
-    time.sleep(0.01)
+    clock.advance(1)
     queue = JobQueue(pipeline.queue_url)
     second = Sweeper(store(pipeline), queue, grace_seconds=0)
     reports = []
@@ -114,7 +117,7 @@ def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline) -> None:
 
 
 def test_recovery_pages_through_everything_overdue(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
     monkeypatch.setenv(config.ENV_RECOVERY_GRACE_SECONDS, "0")
     fail_sends()
@@ -124,12 +127,12 @@ def test_recovery_pages_through_everything_overdue(
     from lambdas.store import clients
 
     clients.reset()
-    time.sleep(0.01)
+    clock.advance(1)
 
     assert pipeline.run_recovery()["requeuedPending"] == count
 
 
-def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline) -> None:
+def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline, clock: Clock) -> None:
     from lambdas.lifecycle.recovery import Sweeper
     from lambdas.store.queue import JobQueue
 
@@ -139,7 +142,7 @@ def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline) 
     from lambdas.store import clients
 
     clients.reset()
-    time.sleep(0.01)
+    clock.advance(1)
     sweeper = Sweeper(store(pipeline), JobQueue(pipeline.queue_url), grace_seconds=0)
     budget = iter([True, False])
 
@@ -150,11 +153,11 @@ def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline) 
     assert (second.requeued_pending, second.out_of_time) == (2, False)
 
 
-def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline) -> None:
+def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline, clock: Clock) -> None:
     jobs = store(pipeline)
     job_id = pipeline.submit("test_echo", {})
-    first = jobs.claim(job_id, lease_seconds=1)
-    time.sleep(1.05)
+    first = jobs.claim(job_id, lease_seconds=60)
+    clock.advance(61)
     second = jobs.claim(job_id, lease_seconds=60)  # the lease ran out: a new attempt takes over
     assert second.attempts == 2
 
@@ -172,26 +175,47 @@ def test_a_stale_workers_late_write_is_refused(pipeline: Pipeline) -> None:
 
 
 def test_a_worker_past_its_lease_loses_to_the_next_attempt(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    pipeline: Pipeline, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setenv(config.ENV_LEASE_SECONDS, "1")
-    job_id = pipeline.submit("test_sleep", {"seconds": 2.5})
-    records = pipeline.receive(pipeline.queue_url)
-    slow: list[dict[str, Any]] = []
-    thread = threading.Thread(
-        target=lambda: slow.append(
-            worker.handler({"Records": records}, LambdaContext(function_name="worker"))
-        )
-    )
-    thread.start()
-    time.sleep(1.5)  # the slow attempt's lease has expired; a duplicate message arrives
-    pipeline.sqs.send_message(QueueUrl=pipeline.queue_url, MessageBody=json.dumps({"jobId": job_id}))
-    pipeline.run_worker()
-    thread.join()
+    """Broken line: `_ATTEMPT_CONDITION`'s `attempts = :attempt` as `attempts >= :attempt`
+    (store/jobs.py): the late first attempt's result then overwrites the running second attempt's job."""
+    started = {1: threading.Event(), 2: threading.Event()}
+    release = {1: threading.Event(), 2: threading.Event()}
 
-    assert slow == [{"batchItemFailures": []}]  # the stale attempt's message is simply dropped
+    def stall(payload: EchoPayload, context: JobContext) -> dict[str, int]:
+        started[context.attempt].set()
+        release[context.attempt].wait(30)
+        return {"attempt": context.attempt}
+
+    registry.register(JobType("test_stall", EchoPayload, stall))
+    job_id = pipeline.submit("test_stall", {})
+    responses: dict[int, dict[str, Any]] = {}
+
+    def invoke(attempt: int) -> threading.Thread:
+        records = pipeline.receive(pipeline.queue_url)
+        thread = threading.Thread(
+            target=lambda: responses.update(
+                {attempt: worker.handler({"Records": records}, LambdaContext(function_name="worker"))}
+            )
+        )
+        thread.start()
+        assert started[attempt].wait(30)
+        return thread
+
+    first = invoke(1)
+    clock.advance(int(pipeline.env[config.ENV_LEASE_SECONDS]) + 1)  # its lease runs out mid-run
+    pipeline.sqs.send_message(QueueUrl=pipeline.queue_url, MessageBody=json.dumps({"jobId": job_id}))
+    second = invoke(2)
+
+    release[1].set()  # the first attempt finishes late, while the second one still runs
+    first.join()
+    assert responses[1] == {"batchItemFailures": []}  # its message is simply dropped
+    assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["result"]) == ("processing", None)
+    release[2].set()
+    second.join()
+
     job = pipeline.job(job_id)
-    assert (job["status"], job["attempts"]) == ("done", 2)
+    assert (job["status"], job["attempts"], job["result"]) == ("done", 2, {"attempt": 2})
     # the take-over is logged from the state it really left: an expired `processing`, not `pending`
     transitions = [
         m for m in caplog.messages if m.startswith(f"job {job_id} ") and m.endswith("-> processing")
@@ -199,11 +223,11 @@ def test_a_worker_past_its_lease_loses_to_the_next_attempt(
     assert transitions == [f"job {job_id} pending -> processing", f"job {job_id} processing -> processing"]
 
 
-def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline) -> None:
+def test_expired_lease_on_the_last_attempt_goes_dead(pipeline: Pipeline, clock: Clock) -> None:
     job_id = pipeline.submit("test_echo", {}, maxAttempts=1)
     pipeline.receive(pipeline.queue_url)
-    store(pipeline).claim(job_id, lease_seconds=1)
-    time.sleep(1.05)
+    store(pipeline).claim(job_id, lease_seconds=60)
+    clock.advance(61)
     pipeline.run_recovery()
 
     pipeline.drain()

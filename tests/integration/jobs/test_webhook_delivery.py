@@ -13,8 +13,8 @@ from lambdas.jobs.types import webhook_delivery
 from lambdas.jobs.types.webhook_delivery import WebhookDeliveryPayload, delivery_id
 from lambdas.models.job import NewJob
 from lambdas.store.deliveries import DeliveryLog
-from lambdas.store.jobs import JobStore
 from tests.support.contexts import job_context
+from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
@@ -25,7 +25,7 @@ DATA = {"invoiceId": "in_42", "amount": 4200, "note": "café ☕"}
 @pytest.fixture
 def fanout(stack) -> str:
     """A stored fan-out job: its payload is where every delivery reads the event from."""
-    store = JobStore(stack.jobs_table, 8, 30)
+    store = store_from_env(stack.pipeline.env)
     parent = store.put_new(
         NewJob(
             job_id="fanout-1",

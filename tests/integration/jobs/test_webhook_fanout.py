@@ -14,8 +14,8 @@ from lambdas.jobs.types import webhook_fanout
 from lambdas.jobs.types.webhook_delivery import delivery_id
 from lambdas.jobs.types.webhook_fanout import WebhookFanoutPayload
 from lambdas.store.deliveries import DeliveryLog
-from lambdas.store.jobs import JobStore
 from tests.support.contexts import job_context
+from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
@@ -52,7 +52,7 @@ def test_fan_out_to_200_endpoints_with_flaky_and_gone_receivers(stack, receiver)
     assert fanout["children"] == {"total": 200, "pending": 0, "delivered": 190, "failed": 10}
 
     # every endpoint ended once: delivered, or dead because it is gone
-    store = JobStore(stack.jobs_table, 8, 30)
+    store = store_from_env(stack.pipeline.env)
     children = {t["id"]: store.get(delivery_id(fanout_id, t["id"])) for t in targets}
     assert Counter(child.status.value for child in children.values()) == {"done": 190, "dead": 10}
     assert {ep for ep, child in children.items() if child.status.value == "dead"} == gone
@@ -117,7 +117,7 @@ def test_running_the_fan_out_again_creates_no_second_child(stack, receiver):
         )["Attributes"]["ApproximateNumberOfMessages"]
     )
     assert queued == 30
-    store = JobStore(stack.jobs_table, 8, 30)
+    store = store_from_env(stack.pipeline.env)
     child = store.get(delivery_id("fanout-x", "ep-007"))
     assert child.parent_id == "fanout-x"
     assert child.payload == {"endpointId": "ep-007", "url": receiver.url("/ep/007")}
