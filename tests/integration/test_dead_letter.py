@@ -9,6 +9,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from lambdas import config
 from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, Verdict
 from lambdas.models.job import AlertClaim, Job
 from lambdas.store.alerts import Alerts
@@ -19,16 +20,18 @@ from tests.support.stores import store_from_env
 pytestmark = pytest.mark.usefixtures("test_types")
 
 
-def redrive(pipeline: Pipeline, job_id: str) -> None:
-    """What SQS does after maxReceiveCount receives: the message lands on the DLQ as it was."""
+def late_letter(pipeline: Pipeline, job_id: str) -> None:
+    """A duplicate of a job's message reaching the DLQ after the job was settled (SQS's at-least-once
+    delivery: a copy redriven after the original was handled)."""
     boto3.client("sqs").send_message(QueueUrl=pipeline.dlq_url, MessageBody=json.dumps({"jobId": job_id}))
 
 
 def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline, store: JobStore) -> None:
+    # given a job whose worker claimed it and then crashed on every delivery of its message
     job_id = pipeline.submit("test_echo", {})
-    pipeline.receive(pipeline.queue_url)
     store.claim(job_id, lease_seconds=300)
-    redrive(pipeline, job_id)
+    # when SQS itself redrives the message after maxReceiveCount receives
+    assert pipeline.fail_until_redriven() == config.MAX_RECEIVE_COUNT
 
     assert pipeline.run_dead_letter() == {"batchItemFailures": []}
 
@@ -43,7 +46,7 @@ def test_a_redriven_message_marks_its_job_dead_and_alerts(pipeline: Pipeline, st
 def test_a_done_job_is_never_marked_dead(pipeline: Pipeline) -> None:
     job_id = pipeline.submit("test_echo", {})
     pipeline.run_worker()
-    redrive(pipeline, job_id)
+    late_letter(pipeline, job_id)
 
     pipeline.run_dead_letter()
 
@@ -55,8 +58,8 @@ def test_a_done_job_is_never_marked_dead(pipeline: Pipeline) -> None:
 def test_repeated_letters_for_one_job_raise_one_alert(pipeline: Pipeline) -> None:
     job_id = pipeline.submit("test_permanent", {})
     pipeline.run_worker()  # forwards one letter
-    redrive(pipeline, job_id)
-    redrive(pipeline, job_id)
+    late_letter(pipeline, job_id)
+    late_letter(pipeline, job_id)
 
     pipeline.drain()
 
