@@ -13,9 +13,9 @@ import pytest
 from lambdas import config
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.job import JobStatus, NewJob
-from lambdas.store import clients
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
+from tests.support.calls import record_params
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
 
@@ -73,11 +73,7 @@ def test_recovery_reads_every_page_of_one_shard(pipeline: Pipeline, clock: Clock
 @pytest.fixture
 def sends(pipeline: Pipeline) -> list[dict[str, Any]]:
     """The SendMessage calls put on the wire."""
-    seen: list[dict[str, Any]] = []
-    clients.client("sqs").meta.events.register(
-        "provide-client-params.sqs.SendMessage", lambda params, **_: seen.append(dict(params))
-    )
-    return seen
+    return record_params("sqs", "SendMessage")
 
 
 def test_a_delayed_job_keeps_its_delay_in_its_due_time_and_its_message(

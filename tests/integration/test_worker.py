@@ -15,6 +15,7 @@ from lambdas.handlers import worker
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType
 from local_runtime.context import LambdaContext
+from tests.support.calls import record_params
 from tests.support.pipeline import Pipeline
 
 pytestmark = pytest.mark.usefixtures("test_types")
@@ -23,13 +24,7 @@ pytestmark = pytest.mark.usefixtures("test_types")
 @pytest.fixture
 def visibility_changes(pipeline: Pipeline) -> list[dict[str, Any]]:
     """The ChangeMessageVisibility calls the worker puts on the wire."""
-    from lambdas.store import clients
-
-    seen: list[dict[str, Any]] = []
-    clients.client("sqs").meta.events.register(
-        "provide-client-params.sqs.ChangeMessageVisibility", lambda params, **_: seen.append(dict(params))
-    )
-    return seen
+    return record_params("sqs", "ChangeMessageVisibility")
 
 
 def test_success_marks_the_job_done_with_its_result_and_deletes_the_message(pipeline: Pipeline) -> None:
