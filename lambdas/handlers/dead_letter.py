@@ -4,6 +4,8 @@ from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
@@ -12,6 +14,10 @@ from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alerts import Alerts
 from lambdas.store.factory import job_store
+
+# BatchProcessor handles records one at a time, so two letters for one job in a batch never race.
+# A batch whose every letter failed is reported like any other (each letter listed), not raised.
+_processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 class AlertPendingError(Exception):
@@ -24,7 +30,7 @@ def _consumer() -> DeadLetterConsumer:
     return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
 
 
-def _handle(record: dict[str, Any]) -> Verdict:
+def _handle(record: SQSRecord) -> Verdict:
     letter = DeadLetter.from_record(record)
     try:
         verdict = _consumer().handle(letter)
@@ -43,14 +49,6 @@ def _handle(record: dict[str, Any]) -> Verdict:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    # Letters are handled one at a time, so two letters for one job in a batch never race. A batch
-    # whose every letter failed is reported like any other (each letter listed), not raised. Not
-    # Powertools' BatchProcessor: its module imports asyncio and every stream's event classes,
-    # ~20 ms of each cold start for a loop this size.
-    failed = []
-    for record in event.get("Records") or ():
-        try:
-            _handle(record)
-        except Exception:  # _handle logged it; the letter stays on the queue
-            failed.append({"itemIdentifier": record["messageId"]})
-    return {"batchItemFailures": failed}
+    if not event.get("Records"):
+        return {"batchItemFailures": []}
+    return dict(process_partial_response(event, _handle, _processor, context))

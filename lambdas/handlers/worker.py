@@ -5,6 +5,7 @@ from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.data_classes import SQSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
@@ -51,7 +52,8 @@ def _emit_metrics(results: list[MessageResult]) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    messages = [QueueMessage.from_record(record) for record in event.get("Records") or ()]
+    records = SQSEvent(event).records if event.get("Records") else ()
+    messages = [QueueMessage.from_record(record) for record in records]
     results = _worker().process_batch(messages, context.get_remaining_time_in_millis)
     _emit_metrics(results)
     outcomes = Counter(r.outcome.value for r in results)

@@ -12,10 +12,10 @@ marked sent, or its claim has expired because the holder crashed before publishi
 publishes instead. An alert may so be repeated after a crash, never lost.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.observability import log_transition, logger
@@ -37,11 +37,10 @@ class DeadLetter:
     receive_count: int
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "DeadLetter":
-        """A record of the SQS event as Lambda delivers it (its wire names)."""
-        reason = (record.get("messageAttributes") or {}).get("reason") or {}
-        count = int(record["attributes"]["ApproximateReceiveCount"])
-        return cls(record["messageId"], record["body"], reason.get("stringValue"), count)
+    def from_record(cls, record: SQSRecord) -> "DeadLetter":
+        reason = record.message_attributes["reason"]
+        count = int(record.attributes.approximate_receive_count)
+        return cls(record.message_id, record.body, reason.string_value if reason else None, count)
 
 
 class Verdict(StrEnum):

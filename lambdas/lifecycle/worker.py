@@ -10,12 +10,13 @@ forwarded to the dead-letter queue with its raw body).
 """
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
@@ -38,9 +39,8 @@ class QueueMessage:
     body: str
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "QueueMessage":
-        """A record of the SQS event as Lambda delivers it (its wire names)."""
-        return cls(record["messageId"], record["receiptHandle"], record["body"])
+    def from_record(cls, record: SQSRecord) -> "QueueMessage":
+        return cls(record.message_id, record.receipt_handle, record.body)
 
 
 class Outcome(StrEnum):

@@ -62,14 +62,18 @@ def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> N
     assert not any(name.startswith("aws_xray_sdk") for name in modules_after_import(handler))
 
 
-@pytest.mark.parametrize(
-    "handler", ["lambdas.handlers.worker", "lambdas.handlers.dead_letter", "lambdas.handlers.recovery"]
-)
-def test_the_queue_consumers_read_records_without_powertools_event_classes_or_asyncio(handler: str) -> None:
-    loaded = modules_after_import(handler)
-    assert "aws_lambda_powertools.utilities.data_classes" not in loaded
-    assert "aws_lambda_powertools.utilities.batch" not in loaded
-    assert "asyncio" not in loaded
+def test_the_api_loads_its_routes_but_nothing_a_route_loads_when_it_first_runs() -> None:
+    loaded = modules_after_import("lambdas.handlers.api")
+    assert "aws_lambda_powertools.event_handler" in loaded
+    assert "lambdas.models.api" in loaded
+    # The store (and boto3 with it), the lifecycle and the job types load on a route's first call;
+    # the OpenAPI document's models only when the document is generated.
+    assert "boto3" not in loaded
+    assert not any(name.startswith("lambdas.store.") for name in loaded - {"lambdas.store.errors"})
+    assert "lambdas.lifecycle.submit" not in loaded
+    assert "lambdas.jobs.registry" not in loaded
+    assert not any(name.startswith("lambdas.jobs.types") for name in loaded)
+    assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
 
 
 def test_a_function_builds_the_validator_of_its_own_settings_model_only() -> None:

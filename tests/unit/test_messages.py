@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from aws_lambda_powertools.utilities.data_classes import SQSEvent
 
 from lambdas.lifecycle.dead_letter import DeadLetter
 from lambdas.lifecycle.worker import QueueMessage
@@ -22,7 +23,8 @@ def test_a_body_that_names_no_job_is_malformed(body: str) -> None:
 
 
 def test_a_canonical_sqs_event_reads_as_queue_messages_and_dead_letters() -> None:
-    records = json.loads((Path(__file__).parents[1] / "events" / "sqs_batch.json").read_text())["Records"]
+    event = SQSEvent(json.loads((Path(__file__).parents[1] / "events" / "sqs_batch.json").read_text()))
+    records = list(event.records)
 
     messages = [QueueMessage.from_record(r) for r in records]
     letters = [DeadLetter.from_record(r) for r in records]
