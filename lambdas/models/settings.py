@@ -32,7 +32,9 @@ class Environment(BaseModel):
 
 class JobsTableSettings(Environment):
     jobs_table: str = Field(alias=config.ENV_JOBS_TABLE, min_length=1)
-    status_shards: int = Field(alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=64)
+    status_shards: int = Field(
+        alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=config.MAX_STATUS_SHARDS
+    )
     finished_ttl_days: int = Field(alias=config.ENV_FINISHED_TTL_DAYS, default=config.FINISHED_TTL_DAYS, ge=1)
 
 
