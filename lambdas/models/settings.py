@@ -55,6 +55,8 @@ class UploadsSettings(Environment):
 
 class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
+    # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
+    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
 
 
 class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
