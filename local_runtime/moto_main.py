@@ -1,5 +1,10 @@
 """moto's server, with DynamoDB's writes applied one at a time as AWS applies a conditional write.
 
+It also remembers which backend serves a host: moto's dispatcher works that out again for every
+request, under one lock shared by all requests, by listing and stat-ing its own package directory
+(~200 entries) and trying its ~600 URL patterns; that, not the AWS logic, was most of the server's
+time per request (docs/performance.md). The answer depends only on the host, so it is kept.
+
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
 so the local runtime's server takes a lock around each DynamoDB item operation.
@@ -16,6 +21,7 @@ from importlib.metadata import version
 from typing import Any
 
 from moto.dynamodb.models import DynamoDBBackend
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 
 ITEM_OPERATIONS = (
@@ -60,6 +66,22 @@ def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = s
         set_attribute(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
 
 
+def remember_backends(set_attribute: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Keep each host's backend, as moto's dispatcher would find it, after its first request."""
+    find = DomainDispatcherApplication.get_backend_for_host
+    known: dict[str | None, Any] = {}
+
+    @functools.wraps(find)
+    def remembered(self: DomainDispatcherApplication, host: str | None) -> Any:
+        # Called under the dispatcher's own lock, so one lookup per host.
+        if host not in known:
+            known[host] = find(self, host)
+        return known[host]
+
+    set_attribute(DomainDispatcherApplication, "get_backend_for_host", remembered)
+
+
 if __name__ == "__main__":
     serialise_item_operations()
+    remember_backends()
     moto_main(sys.argv[1:])
