@@ -1,6 +1,6 @@
 """An SQS event source mapping, emulated with the semantics AWS documents for Lambda's SQS pollers.
 
-- Pollers long-poll the queue and gather up to `BatchSize` messages, waiting at most
+- Pollers long-poll the queue (taking turns) and gather up to `BatchSize` messages, waiting at most
   `MaximumBatchingWindowInSeconds` after the first one; at most `MaximumConcurrency` batches run at once.
 - Messages are received with the queue's own visibility timeout (nothing is overridden).
 - A function error or timeout deletes nothing: the whole batch comes back when its visibility

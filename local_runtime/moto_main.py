@@ -2,7 +2,7 @@
 
 Two of moto's costs that the AWS logic does not need are cut (docs/performance.md), with the same
 answers: its dispatcher works out which backend serves a host again for every request, under one
-lock shared by all requests, by listing and stat-ing its own package directory and trying ~600 URL
+lock shared by all requests, by listing and stat-ing its own package directory and trying ~180 URL
 patterns (`remember_backends` keeps each host's answer); and ReceiveMessage checks each message's
 retention period through the queue's whole attribute set, counting every message of the queue three
 times over per received message (`read_retention_directly` reads the one attribute).
