@@ -89,7 +89,8 @@ def read_retention_directly(set_attribute: Callable[[Any, str, Any], None] = set
     """Check a received message's retention against the queue's `MessageRetentionPeriod` alone."""
 
     def retained(self: SQSBackend, queue_name: str, message: Any) -> bool:
-        retention: int = self.get_queue(queue_name).message_retention_period
+        queue: Any = self.get_queue(queue_name)  # moto sets its attributes by name (setattr)
+        retention: int = queue.message_retention_period
         return bool(retention + message.sent_timestamp / 1000 > unix_time())
 
     if callable(getattr(SQSBackend, "is_message_valid_based_on_retention_period", None)):
