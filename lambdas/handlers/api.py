@@ -83,9 +83,10 @@ def submit_job(
 def get_job(job_id: Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]) -> JobView:
     from lambdas.lifecycle.queries import find_job
     from lambdas.lifecycle.uploads import download_links
+    from lambdas.models.caller import Caller
 
     store, _ = _services()
-    job = find_job(store, job_id)
+    job = find_job(store, job_id, Caller(app.current_event.request_context.identity.api_key_id or ""))
     return JobView.of(job, download_links(job))
 
 
