@@ -11,7 +11,9 @@ again (their count in `applied` is what may be lost). The filter's `before` is a
 a job that re-enters the status later (retried, then dead again) is not matched again.
 
 With less than RESERVE_MS of the invocation left, the run saves its progress and returns
-`ContinueLater`: the worker ends the attempt without counting it, and the next delivery goes on.
+`ContinueLater`: the worker ends the attempt without counting it, and the next delivery goes on. Each
+delivery does at least one page first, so a worker whose whole timeout is under RESERVE_MS still
+makes progress instead of handing the job on forever.
 """
 
 import uuid
@@ -87,9 +89,11 @@ def run_bulk(
     saved = store.get(job_id)
     progress = _progress(action, saved.result if saved else None)
     positions = shard_positions(progress.pop("cursor", None), store.shards, numeric=True)
+    pages = 0
     while progress["matched"] < limit:
-        if remaining_ms() < RESERVE_MS:
+        if pages and remaining_ms() < RESERVE_MS:
             return ContinueLater(progress)
+        pages += 1
         ids, following = store.list_ids(query, min(PAGE_SIZE, limit - progress["matched"]), positions)
         for target in ids:
             progress["applied" if _apply(store, queue, action, target) else "skipped"] += 1

@@ -81,9 +81,8 @@ def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
     clock.advance(1)
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest(limit=120))
     claimed = store.claim(job.job_id, 60)
-    budget = iter([60_000, 0])
-
-    later = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: next(budget, 0), job.payload)
+    # out of time as soon as the delivery's first page is done
+    later = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 0, job.payload)
     assert isinstance(later, ContinueLater)
     paused = store.continue_later(claimed, later.result)
     resumed = store.claim(job.job_id, 60)
@@ -92,6 +91,28 @@ def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
     assert (paused.status, paused.attempts, resumed.attempts) == (JobStatus.PENDING, 0, 1)
     assert later.result["matched"] == bulk.PAGE_SIZE
     assert result == {"action": "retry", "matched": 120, "applied": 120, "skipped": 0, "finished": True}
+
+
+def test_a_worker_with_less_time_than_the_reserve_still_does_a_page_per_delivery(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    """Broken line: `run_bulk`'s `if pages and ...` back to `if remaining_ms() < RESERVE_MS`: a
+    worker whose timeout is under the reserve hands the job on without a page, delivery after delivery."""
+    queue = JobQueue(pipeline.queue_url)
+    _dead_jobs(store, 150)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
+    short = lambda: bulk.RESERVE_MS // 2  # noqa: E731 - an 8 s worker timeout, as the e2e runtime has
+
+    first = store.claim(job.job_id, 60)
+    later = bulk.run_bulk(store, queue, job.job_id, first.attempts, short, job.payload)
+    assert isinstance(later, ContinueLater)
+    store.continue_later(first, later.result)
+    second = store.claim(job.job_id, 60)
+    result = bulk.run_bulk(store, queue, job.job_id, second.attempts, short, job.payload)
+
+    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert result == {"action": "retry", "matched": 150, "applied": 150, "skipped": 0, "finished": True}
 
 
 _calls: list[int] = []
