@@ -26,8 +26,6 @@ ROUTES: Final = (
     ("GET", "/jobs/{jobId}/deliveries"),
     ("POST", "/jobs/{jobId}/retry"),
     ("POST", "/jobs/{jobId}/cancel"),
-    ("POST", "/jobs/retry"),
-    ("POST", "/jobs/cancel"),
     ("GET", "/stats"),
     ("POST", "/uploads"),
 )

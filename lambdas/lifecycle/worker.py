@@ -137,6 +137,7 @@ class Worker:
         context = self._capabilities.context(
             job_id=job.job_id,
             job_type=job.job_type,
+            owner=job.owner,
             attempt=job.attempts,
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,
