@@ -26,6 +26,8 @@ ROUTES: Final = (
     ("GET", "/jobs/{jobId}/deliveries"),
     ("POST", "/jobs/{jobId}/retry"),
     ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/retry"),
+    ("POST", "/jobs/cancel"),
     ("GET", "/stats"),
     ("POST", "/uploads"),
 )

@@ -92,6 +92,7 @@ class WorkerCapabilities:
             signing_secret=self._signing_secret,
             send_email=self._send_email,
             record_delivery=self._deliveries.record,
+            bulk_action=functools.partial(self._bulk_action, job_id, attempt, remaining_ms),
         )
 
     def _create_children(self, owner: str, children: Sequence[NewJob]) -> CreatedChildren:
@@ -99,6 +100,14 @@ class WorkerCapabilities:
         created = self._store.create_children([dataclasses.replace(c, owner=owner) for c in children])
         unsent = self._queue.send_many(created)
         return CreatedChildren(created=len(created), unsent=len(unsent))
+
+    def _bulk_action(
+        self, job_id: str, attempt: int, remaining_ms: Callable[[], int], payload: Mapping[str, Any]
+    ) -> Any:
+        # Imported on first use: only the operator's bulk jobs need the listing and the API models.
+        from lambdas.lifecycle.bulk import run_bulk
+
+        return run_bulk(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
     def _read_job(self, job_id: str | None) -> Job | None:
         return None if job_id is None else self._store.get(job_id)

@@ -73,14 +73,16 @@ class DeliveryLog:
         """Up to `limit` attempts of a fan-out (or of one of its deliveries), in delivery and attempt
         order, after the attempt key `after`; and the key to continue after (None at the end)."""
         condition = "#pk = :pk"
+        names = {"#pk": schema.DELIVERIES_PK}
         values: dict[str, Any] = {":pk": {"S": fanout_id}}
         if delivery_id is not None:
             condition += " AND begins_with(#sk, :delivery)"
+            names["#sk"] = schema.DELIVERIES_SK
             values[":delivery"] = {"S": f"{delivery_id}#"}
         params: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": {"#pk": schema.DELIVERIES_PK, "#sk": schema.DELIVERIES_SK},
+            "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
             "Limit": limit,
         }

@@ -7,6 +7,7 @@ between the two. The item shape lives in `codec`, the expression syntax in `expr
 """
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -168,6 +169,26 @@ class JobStore(JobListing, JobActions):
         extra = {"lastError": error[:MAX_ERROR_CHARS]}
         update = self._attempt_update(job, JobStatus.PENDING, due, AttemptOutcome.RETRY, extra, error)
         return self._update_or_stale(job.job_id, update)
+
+    def continue_later(self, job: Job, progress: Any) -> Job:
+        """The attempt used its time budget and saved `progress`: back to `pending`, due now, and the
+        attempt does not count against `maxAttempts` (a long job is not a failing one)."""
+        error = "continues in a new attempt: the time budget of one invocation was used"
+        extra = {"result": codec.compact_json(progress)}
+        update = self._attempt_update(job, JobStatus.PENDING, self.now(), AttemptOutcome.RETRY, extra, error)
+        return self._update_or_stale(job.job_id, dataclasses.replace(update, add={"attempts": -1}))
+
+    def save_progress(self, job_id: str, attempt: int, progress: Any) -> None:
+        """A running attempt records how far it got in its `result` (StaleAttemptError if it lost the job)."""
+        update = Update(
+            assign={"result": codec.compact_json(progress)},
+            condition=_ATTEMPT_CONDITION,
+            values={":processing": "processing", ":attempt": attempt},
+        )
+        try:
+            self._update(job_id, update, returns="NONE")
+        except ConditionFailedError:
+            raise StaleAttemptError(job_id) from None
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
         """The parent hands its work to `total` children and waits; checked again after the delay."""

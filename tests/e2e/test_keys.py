@@ -73,7 +73,7 @@ def test_a_client_sees_only_its_jobs_and_the_operator_sees_all(
     assert call(two_clients, keys["beta"], "GET", f"jobs/{job_id}").status_code == 404
     assert job_id not in [j["jobId"] for j in call(two_clients, keys["beta"], "GET", "jobs").json()["jobs"]]
     assert call(two_clients, keys["beta"], "POST", f"jobs/{job_id}/cancel").status_code == 404
-    # TEMP: assert call(two_clients, keys["beta"], "POST", "jobs/cancel", {}).status_code == 403
+    assert call(two_clients, keys["beta"], "POST", "jobs/cancel", {}).status_code == 403
     assert job_id in [j["jobId"] for j in call(two_clients, keys["alpha"], "GET", "jobs").json()["jobs"]]
     assert call(two_clients, keys["operator"], "GET", f"jobs/{job_id}").status_code == 200
     assert call(two_clients, keys["alpha"], "GET", "stats").json()["statuses"]["pending"]["count"] == 1

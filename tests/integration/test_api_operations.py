@@ -175,7 +175,6 @@ def test_a_client_cancels_its_delayed_job_and_cannot_cancel_anothers(
     assert call(pipeline, operator, "POST", f"/jobs/{other}/cancel").body["status"] == "cancelled"
 
 
-@pytest.mark.skip(reason="TEMP: start_bulk lands from ops-store")
 @pytest.mark.parametrize("action", ["retry", "cancel"])
 def test_bulk_actions_are_the_operators_alone(pipeline: Pipeline, operator: str, action: str) -> None:
     assert_error(call(pipeline, ALPHA, "POST", f"/jobs/{action}", {}), 403, "forbidden")
@@ -190,7 +189,6 @@ def test_bulk_actions_are_the_operators_alone(pipeline: Pipeline, operator: str,
     assert call(pipeline, ALPHA, "GET", f"/jobs/{ops_job['jobId']}").status == 404
 
 
-@pytest.mark.skip(reason="TEMP: start_bulk lands from ops-store")
 @pytest.mark.parametrize(
     "body", [{"limit": 0}, {"limit": 10_001}, {"status": "asleep"}, {"before": "yesterday"}]
 )
@@ -198,7 +196,6 @@ def test_a_bad_bulk_filter_is_400(pipeline: Pipeline, operator: str, body: dict[
     assert_error(call(pipeline, operator, "POST", "/jobs/retry", body), 400, "invalid_request")
 
 
-@pytest.mark.skip(reason="TEMP: start_bulk lands from ops-store")
 def test_a_bulk_action_job_cannot_be_submitted(pipeline: Pipeline, operator: str) -> None:
     response = call(pipeline, operator, "POST", "/jobs", {"type": "bulk_action", "payload": {}})
     assert response.status == 422

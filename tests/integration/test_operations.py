@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from lambdas import config
 from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
 from lambdas.lifecycle import actions, operations
 from lambdas.lifecycle.errors import (
@@ -17,7 +18,9 @@ from lambdas.lifecycle.errors import (
 )
 from lambdas.models.api import JobView
 from lambdas.models.caller import Caller
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.errors import NotClaimableError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
@@ -73,8 +76,8 @@ def test_another_owners_job_is_not_found_for_every_operation(pipeline: Pipeline,
 def test_paging_over_260_jobs_across_shards_has_no_duplicate_and_no_gap(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
-    """Broken line: `JobListing.list_ids`'s `newest.start = newest.buffer.pop(0)` as `newest.buffer[0]`
-    (the shard's position not kept) repeats items from page to page."""
+    """Broken line: `JobListing.list_ids`'s `following[number] = shard.start` as `= END` (a shard's
+    position lost between pages) leaves gaps."""
     ids = []
     for n in range(260):
         clock.advance(0.001 * (n % 3))  # some share a timestamp
@@ -159,7 +162,7 @@ def test_retry_vs_retry_one_wins(pipeline: Pipeline, store: JobStore) -> None:
 
 
 def test_cancel_vs_claim_a_cancelled_job_never_runs(pipeline: Pipeline, store: JobStore) -> None:
-    """Broken line: the claim's condition without `#status = :pending OR` guard (claiming any status)."""
+    """Broken line: the claim condition `#status = :pending OR` as `#status <> :processing OR`."""
     for n in range(6):
         _job(store, f"j{n}")
         outcomes = _race(
@@ -282,3 +285,42 @@ def _race(*calls: Callable[[], Any]) -> list[Any]:
     for t in threads:
         t.join()
     return results
+
+
+def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    log = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE])
+    _, children = _fan_out(store, 3)
+    for n, child in enumerate(children):
+        for attempt in (1, 2):
+            log.record(
+                DeliveryAttempt(
+                    fanout_id="fan",
+                    delivery_id=child,
+                    endpoint_id=f"ep{n}",
+                    event_type="e",
+                    attempt=attempt,
+                    attempted_at=f"2026-01-01T00:00:0{attempt}.000Z",
+                    outcome=DeliveryOutcome.RETRY if attempt == 1 else DeliveryOutcome.DELIVERED,
+                    latency_ms=5,
+                    http_status=500 if attempt == 1 else 200,
+                )
+            )
+
+    every = _all_pages(
+        lambda cursor: operations.list_deliveries(store, log, ALICE, "fan", limit=4, cursor=cursor),
+        "deliveries",
+    )
+    one = operations.list_deliveries(store, log, ALICE, children[1], limit=10, cursor=None)
+
+    assert sorted((d.delivery_id, d.attempt) for d in every) == sorted(
+        (c, a) for c in children for a in (1, 2)
+    )
+    assert [(d.endpoint_id, d.attempt, d.http_status) for d in one.deliveries] == [
+        ("ep1", 1, 500),
+        ("ep1", 2, 200),
+    ]
+    assert one.next_cursor is None
+    with pytest.raises(JobNotFoundError):
+        operations.list_deliveries(store, log, BOB, "fan", limit=4, cursor=None)

@@ -137,6 +137,22 @@ def _worker_retry(store: JobStore) -> int:
     return 2 * JOBS
 
 
+def _manual_retry(store: JobStore) -> int:
+    """Each job dies, is retried by a caller (one conditional write) and then succeeds."""
+    for n in range(JOBS):
+        job = store.put_new(_new(f"manual-{n}"))
+        dead = store.fail(store.claim(job.job_id, 60), "boom")
+        store.reopen(dead, None, 60)
+        store.complete(store.claim(job.job_id, 60), {"ok": True})
+    return 2 * JOBS
+
+
+def _cancel(store: JobStore) -> int:
+    for n in range(JOBS):
+        store.cancel(store.put_new(_new(f"cancel-{n}")), None)
+    return JOBS
+
+
 def _fan_out(store: JobStore) -> int:
     children = 100
     parent = store.claim(store.put_new(_new("fan")).job_id, 60)
@@ -154,6 +170,8 @@ SCENARIOS: dict[str, Callable[[JobStore], int]] = {
     "submit, claim, done": _straight_through,
     "a retry, then done (per attempt)": _worker_retry,
     "fan-out of 100 endpoints (per job, parent and children)": _fan_out,
+    "dead, retried by a caller, then done (per attempt)": _manual_retry,
+    "submit, then cancelled": _cancel,
 }
 
 

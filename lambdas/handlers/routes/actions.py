@@ -10,12 +10,16 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
-from lambdas.models.api import JobView, SubmitJobResponse
+from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
 
 router = Router()
 
 JobId = Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]
 _NOT_FOUND = (404, "No such job, or one another client's key submitted.")
+_OPERATOR_ONLY = (
+    403,
+    "Missing or invalid API key (answered by API Gateway), or a client's key: bulk actions are the operator's.",
+)
 
 
 def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
@@ -71,3 +75,37 @@ def cancel_job(job_id: JobId) -> JobView:
     from lambdas.lifecycle.actions import cancel_job as cancel
 
     return JobView.of(cancel(services().store, caller(router), job_id))
+
+
+def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
+    from lambdas.lifecycle.bulk import start_bulk
+
+    found = services()
+    job = start_bulk(found.store, found.queue, caller(router), action, request)
+    return _accepted(job.job_id, job.status.value)
+
+
+@router.post(
+    "/jobs/retry",
+    summary="Retry jobs in bulk (operator)",
+    description=(
+        "Starts an ops job (type `bulk_action`) that retries every matching job (default status `dead`); "
+        "follow its progress in its `result` at the Location."
+    ),
+    responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
+)
+def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
+    return _bulk("retry", request)
+
+
+@router.post(
+    "/jobs/cancel",
+    summary="Cancel jobs in bulk (operator)",
+    description=(
+        "Starts an ops job (type `bulk_action`) that cancels every matching job (default status "
+        "`pending`); follow its progress in its `result` at the Location."
+    ),
+    responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
+)
+def bulk_cancel(request: BulkRequest) -> Response[SubmitJobResponse]:
+    return _bulk("cancel", request)
