@@ -62,7 +62,9 @@ ACCESS: Final[Mapping[str, Access]] = {
         ),
         Resource.LIST_INDEXES: ("dynamodb:Query",),
         Resource.DELIVERIES_TABLE: ("dynamodb:Query",),
-        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        # GET /stats reads both queues' approximate depths.
+        Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
+        Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
         Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),

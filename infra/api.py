@@ -1,7 +1,7 @@
-"""The REST API: three routes proxied to the api function, behind API keys, a usage plan and validation."""
+"""The REST API: the api function's routes, proxied, behind API keys, a usage plan and validation."""
 
 import json
-from typing import Final
+from typing import Any, Final
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_apigateway as apigateway
@@ -10,11 +10,27 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.functions import LOG_RETENTION
+from infra.keys import ApiKeys
 from infra.nag import acknowledge
 from infra.settings import Settings
 from lambdas import config
 
 STAGE_NAME: Final = "v1"
+
+# Every route of the api function (the OpenAPI document lists the same ones: tests/infra/test_api.py).
+ROUTES: Final = (
+    ("POST", "/jobs"),
+    ("GET", "/jobs"),
+    ("GET", "/jobs/{jobId}"),
+    ("GET", "/jobs/{jobId}/children"),
+    ("GET", "/jobs/{jobId}/deliveries"),
+    ("POST", "/jobs/{jobId}/retry"),
+    ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/retry"),
+    ("POST", "/jobs/cancel"),
+    ("GET", "/stats"),
+    ("POST", "/uploads"),
+)
 
 # Responses API Gateway sends itself, before the function runs, rewritten to the function's error shape.
 # Gateway response templates are not VTL: only plain substitution, so the message is API Gateway's own
@@ -78,7 +94,13 @@ def submit_job_schema() -> apigateway.JsonSchema:
 
 class JobsApi(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, handler: lambda_.IFunction, settings: Settings
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        handler: lambda_.IFunction,
+        settings: Settings,
+        keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -115,7 +137,7 @@ class JobsApi(Construct):
                 templates={"application/json": error_template(code)},
             )
         self._add_routes(handler)
-        self.api_key = self._add_usage_plan(settings)
+        self._add_usage_plan(settings, keys)
         self._acknowledge_findings()
 
     def _add_routes(self, handler: lambda_.IFunction) -> None:
@@ -127,25 +149,18 @@ class JobsApi(Construct):
             "SubmitJobModel", content_type="application/json", schema=submit_job_schema()
         )
         integration = apigateway.LambdaIntegration(handler, allow_test_invoke=False)
+        for method, path in ROUTES:
+            options: dict[str, Any] = {}
+            if "{jobId}" in path:
+                options["request_parameters"] = {"method.request.path.jobId": True}
+            if (method, path) == ("POST", "/jobs"):
+                options["request_models"] = {"application/json": submit_job}
+            api.root.resource_for_path(path).add_method(
+                method, integration, request_validator=validator, **options
+            )
 
-        jobs = api.root.add_resource("jobs")
-        jobs.add_method(
-            "POST",
-            integration,
-            request_validator=validator,
-            request_models={"application/json": submit_job},
-        )
-        jobs.add_resource("{jobId}").add_method(
-            "GET",
-            integration,
-            request_validator=validator,
-            request_parameters={"method.request.path.jobId": True},
-        )
-        api.root.add_resource("uploads").add_method("POST", integration, request_validator=validator)
-
-    def _add_usage_plan(self, settings: Settings) -> apigateway.ApiKey:
+    def _add_usage_plan(self, settings: Settings, keys: ApiKeys) -> None:
         api = self.rest_api
-        api_key = apigateway.ApiKey(self, "ApiKey", description="offload client key")
         plan = api.add_usage_plan(
             "UsagePlan",
             description="offload clients",
@@ -155,8 +170,9 @@ class JobsApi(Construct):
             quota=apigateway.QuotaSettings(limit=settings.api_quota_per_day, period=apigateway.Period.DAY),
             api_stages=[apigateway.UsagePlanPerApiStage(api=api, stage=api.deployment_stage)],
         )
-        plan.add_api_key(api_key)
-        return api_key
+        # The throttle and quota apply per key: each client (and the operator) has its own.
+        for key in keys.all:
+            plan.add_api_key(key)
 
     def _acknowledge_findings(self) -> None:
         for rule, reason in (

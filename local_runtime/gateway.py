@@ -30,8 +30,10 @@ API_KEY_HEADER = "x-api-key"
 
 @dataclass(frozen=True)
 class ApiKey:
-    id: str
-    value: str
+    id: str  # API Gateway's key id: the function sees it in requestContext.identity.apiKeyId
+    value: str  # what a client sends as x-api-key
+    name: str = "default"
+    role: str = "client"  # a lambdas.config.KeyRole value
 
 
 class _TokenBucket:
@@ -124,10 +126,16 @@ class Gateway:
         self._buckets = {key.value: _TokenBucket(api.limits) for key in keys}
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The route for this request. As in API Gateway, the path picks the resource first (the most
+        specific one: `/jobs/retry` over `/jobs/{jobId}`), then the method; a method that resource
+        lacks does not fall back to a less specific resource."""
+        resource = None
         for pattern, route in self._routes:
             found = pattern.match(path)
-            if found and route.method in (method, "ANY"):
-                return route, found.groupdict()
+            if found and resource in (None, route.resource):
+                resource = route.resource
+                if route.method in (method, "ANY"):
+                    return route, found.groupdict()
         return None
 
     def handle(self, request: HttpRequest) -> HttpResponse:

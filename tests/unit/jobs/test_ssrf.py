@@ -13,9 +13,11 @@ from tests.support.contexts import submission_context
 # The API function's environment, with the default webhook policy (https only, public addresses only).
 API_ENVIRONMENT = {
     config.ENV_JOBS_TABLE: "jobs",
-    config.ENV_DELIVERIES_TABLE: "deliveries",
     config.ENV_QUEUE_URL: "q",
     config.ENV_UPLOADS_BUCKET: "b",
+    config.ENV_OPERATOR_KEY_ID: "operator-key-id",
+    config.ENV_DLQ_URL: "dlq",
+    config.ENV_DELIVERIES_TABLE: "deliveries",
 }
 
 FAKE_DNS = {
