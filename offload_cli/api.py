@@ -51,17 +51,19 @@ def pages(
         query = {**(params or {}), "limit": str(min(left, PAGE_LIMIT))}
         if cursor:
             query["cursor"] = cursor
-        document = call(target, "GET", target.endpoint(path), params=query)
+        url = target.endpoint(path)
+        document = call(target, "GET", url, params=query)
         entries = document.get(items) if isinstance(document, dict) else None
+        where = f"GET {urlsplit(url).path}"
         if not isinstance(entries, list):
-            raise CliError(f"GET {path} answered without its {items!r} list", ExitCode.FAILED)
+            raise CliError(f"{where} answered without its {items!r} list", ExitCode.FAILED)
         yield from entries[:left]
         left -= len(entries)
         following = document.get("nextCursor")
         if not following:
             return
         if following == cursor:  # a cursor that does not move would page forever
-            raise CliError(f"GET {path} answered the same nextCursor twice", ExitCode.FAILED)
+            raise CliError(f"{where} answered the same nextCursor twice", ExitCode.FAILED)
         cursor = str(following)
 
 

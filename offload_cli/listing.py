@@ -52,17 +52,17 @@ def show(target: Target, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"job": job, "children": children, "deliveries": deliveries}, indent=2))
         return ExitCode.OK
-    width = terminal_width()
-    lines = job_detail(job, datetime.now(UTC), width)
+    width, now = terminal_width(), datetime.now(UTC)
+    lines = job_detail(job, now, width)
     if "history" in job:
         history = job.get("history") or []
-        lines += section("attempts (oldest first)", history_table(history, width - INDENT), "none yet")
+        lines += section("attempts (oldest first)", history_table(history, now, width - INDENT), "none yet")
     if children is not None:
         title = _title("children", children, SHOW_CHILDREN, "")
         lines += section(title, children_table(children, width - INDENT), "none")
     if deliveries is not None:
         title = _title("deliveries", deliveries, SHOW_DELIVERIES, f"; all: offload deliveries {args.job_id}")
-        lines += section(title, deliveries_table(deliveries, width - INDENT), "none yet")
+        lines += section(title, deliveries_table(deliveries, now, width - INDENT), "none yet")
     _print(lines)
     return ExitCode.OK
 
@@ -75,7 +75,7 @@ def deliveries(target: Target, args: argparse.Namespace) -> int:
     if not found:
         print(f"no deliveries for job {args.job_id}")
         return ExitCode.OK
-    _print(deliveries_table(found, terminal_width()))
+    _print(deliveries_table(found, datetime.now(UTC), terminal_width()))
     return ExitCode.OK
 
 

@@ -43,7 +43,11 @@ def cut(text: str | None, room: int) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[str]:
-    """Aligned columns; the last one (free text) is cut so that no line is wider than `width`."""
+    """Aligned columns; the last one (free text) is cut so that no line is wider than `width`.
+
+    No rows, no table (not even the headers): the caller says what is missing in words."""
+    if not rows:
+        return []
     widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers[:-1])]
     lines = []
     for row in [headers, *rows]:

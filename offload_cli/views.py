@@ -16,7 +16,7 @@ from offload_cli.render import age, cut, parse_time, table
 LIST_HEADERS = ("ID", "TYPE", "STATUS", "ATTEMPTS", "AGE", "LAST ERROR")
 HISTORY_HEADERS = ("ATTEMPT", "STARTED", "TOOK", "OUTCOME", "ERROR")
 CHILD_HEADERS = ("ID", "ENDPOINT", "STATUS", "ATTEMPTS", "URL", "LAST ERROR")
-DELIVERY_HEADERS = ("ATTEMPTED AT", "ENDPOINT", "ATTEMPT", "OUTCOME", "HTTP", "LATENCY", "ERROR OR RESPONSE")
+DELIVERY_HEADERS = ("WHEN", "ENDPOINT", "ATTEMPT", "OUTCOME", "HTTP", "LATENCY", "ERROR OR RESPONSE")
 URL_ROOM = 40  # a child's URL column: enough to tell endpoints apart, the rest goes to the error
 LABEL_WIDTH = 14
 
@@ -61,12 +61,12 @@ def job_detail(job: dict[str, Any], now: datetime, width: int) -> list[str]:
     return lines
 
 
-def history_table(history: Sequence[dict[str, Any]], width: int) -> list[str]:
+def history_table(history: Sequence[dict[str, Any]], now: datetime, width: int) -> list[str]:
     """The last attempts, oldest first; an attempt without an outcome is still running."""
     rows = [
         (
             text(entry.get("attempt")),
-            text(entry.get("startedAt")),
+            _ago(entry.get("startedAt"), now),
             _took(entry.get("startedAt"), entry.get("endedAt")),
             text(entry.get("outcome") or "running"),
             entry.get("error") or "",
@@ -91,11 +91,13 @@ def children_table(children: Sequence[dict[str, Any]], width: int) -> list[str]:
     return table(CHILD_HEADERS, rows, width)
 
 
-def deliveries_table(deliveries: Sequence[dict[str, Any]], width: int) -> list[str]:
-    """Each delivery attempt: when, to which endpoint, how it went; the error, or else the response."""
+def deliveries_table(deliveries: Sequence[dict[str, Any]], now: datetime, width: int) -> list[str]:
+    """Each delivery attempt: how long ago, to which endpoint, how it went; the error, else the response.
+
+    Times show as ages to leave the width to the error; `--json` has the exact ones."""
     rows = [
         (
-            text(entry.get("attemptedAt")),
+            _ago(entry.get("attemptedAt"), now),
             text(entry.get("endpointId")),
             text(entry.get("attempt")),
             text(entry.get("outcome")),
@@ -114,7 +116,11 @@ def section(title: str, lines: list[str], empty: str) -> list[str]:
 
 
 def _moment(value: Any, now: datetime) -> str:
-    return f"{text(value)} ({age(value, now)} ago)" if parse_time(value) else text(value)
+    return f"{text(value)} ({_ago(value, now)})" if parse_time(value) else text(value)
+
+
+def _ago(value: Any, now: datetime) -> str:
+    return f"{age(value, now)} ago" if parse_time(value) else "-"
 
 
 def _took(started: Any, ended: Any) -> str:
