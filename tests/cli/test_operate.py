@@ -106,6 +106,18 @@ def test_list_stops_at_the_last_page_and_filters_by_type(
     assert len(api.requests) == 2
 
 
+def test_list_prints_no_more_than_the_limit_whatever_a_page_holds(
+    capsys: pytest.CaptureFixture[str], api: Receiver
+) -> None:
+    api.script("/v1/jobs?limit=2", _page("jobs", [summary(f"j-{n}") for n in range(3)], "c1"))
+
+    code, out, _ = offload(capsys, *against(api, "list", "--limit", "2", "--json"))
+
+    assert code == ExitCode.OK
+    assert [json.loads(line)["jobId"] for line in out.splitlines()] == ["j-0", "j-1"]
+    assert len(api.requests) == 1
+
+
 def test_an_empty_list_says_so(capsys: pytest.CaptureFixture[str], api: Receiver) -> None:
     api.script("/v1/jobs?status=dead&type=resize&limit=25", _page("jobs", []))
 
