@@ -4,12 +4,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from standardwebhooks import Webhook
 
 from local_runtime.runtime import LocalRuntime
 from local_runtime.state import REPO_ROOT
+from tests.e2e.conftest import Client
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -89,3 +91,66 @@ def test_the_banners_cli_command_works_as_printed(
 
     assert done.returncode == 0, done.stderr
     assert '"status": "done"' in done.stdout
+
+
+def _offload(runtime: LocalRuntime, key: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """`offload` as a user runs it, in its own process, against the runtime with this key's value."""
+    return subprocess.run(
+        [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", key, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def _row(listing: str, job_id: str) -> list[str]:
+    """The table row of `job_id` split into words ([] when the job is not listed)."""
+    rows = [line.split() for line in listing.splitlines() if line.split()[:1] == [job_id]]
+    return rows[0] if rows else []
+
+
+def test_a_dead_job_is_found_explained_and_retried_to_done(
+    client: Client, runtime: LocalRuntime, tmp_path: Path
+) -> None:
+    # given a job that dies of a cause the operator can fix
+    blocker = tmp_path / "blocker"
+    blocker.touch()
+    job_id = client.submit("test_blocked", {"blocker": str(blocker)}, maxAttempts=1)
+    client.wait_for_status(job_id, {"dead"}, timeout=30)
+
+    listed = _offload(runtime, runtime.api_key, "list", "--status", "dead", "--type", "test_blocked")
+    shown = _offload(runtime, runtime.api_key, "show", job_id)
+
+    assert listed.returncode == 0, listed.stderr
+    assert _row(listed.stdout, job_id)[1:4] == ["test_blocked", "dead", "1/1"]
+    assert f"blocked by {blocker}" in listed.stdout
+    assert shown.returncode == 0, shown.stderr
+    assert f"  last error    blocked by {blocker}" in shown.stdout.splitlines()
+    attempts = shown.stdout.split("attempts (oldest first)\n")[1].splitlines()
+    assert attempts[1].split()[0] == "1"
+    assert " dead " in attempts[1]
+    assert attempts[1].endswith(f"blocked by {blocker}")
+
+    # when the cause is gone and the job is retried
+    blocker.unlink()
+    retried = _offload(runtime, runtime.api_key, "retry", job_id)
+
+    # then it runs again to done, and its history keeps the failed attempt
+    assert (retried.returncode, retried.stdout) == (0, f"{job_id}  retried, now pending\n"), retried.stderr
+    assert client.wait_for_status(job_id, {"done", "dead"}, timeout=30)["status"] == "done"
+    again = json.loads(_offload(runtime, runtime.api_key, "show", job_id, "--json").stdout)
+    assert [(h["attempt"], h["outcome"]) for h in again["job"]["history"]] == [(1, "dead"), (2, "done")]
+
+
+def test_a_delayed_job_is_cancelled_once(client: Client, runtime: LocalRuntime) -> None:
+    job_id = client.submit("test_echo", {"value": "never"}, delaySeconds=600)
+
+    cancelled = _offload(runtime, runtime.api_key, "cancel", job_id)
+    again = _offload(runtime, runtime.api_key, "cancel", job_id)
+
+    assert (cancelled.returncode, cancelled.stdout) == (0, f"{job_id}  cancelled, now cancelled\n")
+    assert client.job(job_id)["status"] == "cancelled"
+    assert again.returncode == 4
+    assert "answered 409: not_cancellable" in again.stderr
+    assert again.stderr.count("\n") == 1
