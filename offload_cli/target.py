@@ -17,8 +17,8 @@ from local_runtime.state import STATE_FILE
 from offload_cli.errors import CliError, ExitCode
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-OPERATOR = "operator"  # the role (and `--key` name) of the key that may see and act on every job
-DEFAULT_KEY_OUTPUT = "ApiKeyId"  # the stack's output of a client key's id (`ApiKeyId<Name>` per client)
+OPERATOR = config.OPERATOR_KEY_NAME  # the key (and role) that sees and acts on every job
+CLIENT_KEY_OUTPUT = "ApiKeyId"  # the first client's key id; `ApiKeyId<Name>` names each client's
 OPERATOR_KEY_OUTPUT = "OperatorKeyId"
 T = TypeVar("T")
 
@@ -83,21 +83,17 @@ def _local_key(state: dict[str, Any], name: str) -> str:
 
 
 def _key_id(path: Path, outputs: dict[str, str], name: str | None) -> str:
-    """The id of the stack's key called `name` (default: the first client's) among its outputs."""
+    """The id of the stack's key called `name` among its outputs (default: the first client's)."""
     if name is None:
-        wanted = [DEFAULT_KEY_OUTPUT, *sorted(o for o in outputs if o.startswith(DEFAULT_KEY_OUTPUT))]
+        output = CLIENT_KEY_OUTPUT
     elif name == OPERATOR:
-        wanted = [OPERATOR_KEY_OUTPUT]
+        output = OPERATOR_KEY_OUTPUT
     else:
-        wanted = [
-            DEFAULT_KEY_OUTPUT + "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", name))
-        ]
-    for output in wanted:
-        if output in outputs:
-            return outputs[output]
-    raise CliError(
-        f"{path} has no {wanted[0] if wanted else DEFAULT_KEY_OUTPUT} output: give --api-key", ExitCode.USAGE
-    )
+        # infra.settings.key_suffix's rule (`my-app` -> `MyApp`): importing it would load the CDK
+        output = CLIENT_KEY_OUTPUT + "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", name))
+    if output not in outputs:
+        raise CliError(f"{path} has no {output} output (the key's id): give --api-key", ExitCode.USAGE)
+    return outputs[output]
 
 
 def _local_state(state_file: Path) -> dict[str, Any]:
