@@ -154,3 +154,35 @@ def test_a_delayed_job_is_cancelled_once(client: Client, runtime: LocalRuntime) 
     assert again.returncode == 4
     assert "answered 409: not_cancellable" in again.stderr
     assert again.stderr.count("\n") == 1
+
+
+def _key(runtime: LocalRuntime, name: str) -> str:
+    (value,) = [key.value for key in runtime.keys if key.name == name]
+    return value
+
+
+def test_a_client_sees_and_acts_on_its_own_jobs_only(client: Client, runtime: LocalRuntime) -> None:
+    alpha, beta, operator = (_key(runtime, name) for name in ("alpha", "beta", "operator"))
+    job_id = client.submit("test_echo", {"value": "alpha's"}, delaySeconds=600)  # client: alpha's key
+
+    listed = {
+        name: _offload(runtime, key, "list", "--type", "test_echo", "--limit", "100", "--json")
+        for name, key in (("alpha", alpha), ("beta", beta), ("operator", operator))
+    }
+    shown = _offload(runtime, beta, "show", job_id)
+    cancelled = _offload(runtime, beta, "cancel", job_id)
+    bulk = _offload(runtime, beta, "retry", "--all-dead")
+
+    seen = {
+        name: [json.loads(line)["jobId"] for line in done.stdout.splitlines()]
+        for name, done in listed.items()
+    }
+    assert job_id in seen["alpha"]
+    assert job_id not in seen["beta"]
+    assert job_id in seen["operator"]
+    assert (shown.returncode, cancelled.returncode, bulk.returncode) == (4, 4, 4)
+    assert f"GET /v1/jobs/{job_id} answered 404: not_found" in shown.stderr
+    assert f"POST /v1/jobs/{job_id}/cancel answered 404: not_found" in cancelled.stderr
+    assert "bulk retry needs the operator key" in bulk.stderr
+    assert client.job(job_id)["status"] == "pending"  # beta's cancel changed nothing
+    assert _offload(runtime, operator, "cancel", job_id).returncode == 0
