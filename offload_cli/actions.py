@@ -85,7 +85,8 @@ def _follow(target: Target, ops_id: str, timeout: float) -> int:
             )
         time.sleep(1)
         job = get_job(target, ops_id)
-    print(f"ops job {ops_id} {job.get('status')}: {_progress(job.get('result'))}")
+    why = f" ({job['lastError']})" if job.get("lastError") else ""
+    print(f"ops job {ops_id} {job.get('status')}{why}: {_progress(job.get('result'))}")
     return ExitCode.OK if job.get("status") == "done" else ExitCode.DEAD
 
 

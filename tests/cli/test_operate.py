@@ -218,6 +218,19 @@ def test_bulk_retry_starts_an_ops_job_and_wait_follows_it(
     ]
 
 
+def test_a_bulk_retry_whose_ops_job_died_says_why_and_exits_1(
+    capsys: pytest.CaptureFixture[str], api: Receiver
+) -> None:
+    api.script("/v1/jobs/retry", _json({"jobId": "ops-2", "status": "pending"}, 202))
+    dead = summary("ops-2", "dead", type="bulk_action", lastError="worker timed out")
+    api.script("/v1/jobs/ops-2", _json({**dead, "result": {"matched": 3, "applied": 1, "skipped": 0}}))
+
+    code, out, _ = offload(capsys, *against(api, "retry", "--all-dead", "--wait"))
+
+    assert code == ExitCode.DEAD
+    assert out.splitlines()[-1] == "ops job ops-2 dead (worker timed out): matched 3, applied 1, skipped 0"
+
+
 def test_bulk_retry_with_a_client_key_is_one_clear_line(
     capsys: pytest.CaptureFixture[str], api: Receiver
 ) -> None:

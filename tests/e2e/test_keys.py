@@ -61,7 +61,11 @@ def test_a_client_sees_only_its_jobs_and_the_operator_sees_all(
         keys["alpha"],
         "POST",
         "jobs",
-        {"type": "send_email", "payload": {"to": ["a@example.com"], "subject": "s", "text": "t"}, "delaySeconds": 600},
+        {
+            "type": "send_email",
+            "payload": {"to": ["a@example.com"], "subject": "s", "text": "t"},
+            "delaySeconds": 600,
+        },
     )
     assert submitted.status_code == 202, submitted.text
     job_id = submitted.json()["jobId"]
