@@ -111,7 +111,7 @@ def _positive(text: str) -> int:
 
 
 def _wait_options(
-    command: argparse.ArgumentParser, what: str = "wait until the job is done (exit 0) or dead (1)"
+    command: argparse.ArgumentParser, what: str = "wait until the job is done (exit 0), dead or cancelled (1)"
 ) -> None:
     command.add_argument("--wait", action="store_true", help=what)
     command.add_argument("--timeout", type=float, default=300, help="seconds --wait waits (then exit 6)")
