@@ -101,7 +101,12 @@ def test_lost_send_is_repaired_by_the_schedule(
     job_id = str(uuid.uuid4())
     store.put_new(
         NewJob(
-            job_id=job_id, job_type="test_echo", payload={"value": "lost"}, max_attempts=3, delay_seconds=0
+            job_id=job_id,
+            job_type="test_echo",
+            payload={"value": "lost"},
+            max_attempts=3,
+            delay_seconds=0,
+            owner=runtime.keys[0].id,  # the client's key: jobs are read by their owner only
         )
     )
     clients.reset()
