@@ -48,9 +48,9 @@ def show(target: Target, args: argparse.Namespace) -> int:
     """The job, its attempts, and for a fan-out its children and their deliveries, as sections."""
     job = get_job(target, args.job_id)
     children = _children(target, job)
-    deliveries = _deliveries(target, job)
+    delivery_log = _deliveries(target, job)
     if args.json:
-        print(json.dumps({"job": job, "children": children, "deliveries": deliveries}, indent=2))
+        print(json.dumps({"job": job, "children": children, "deliveries": delivery_log}, indent=2))
         return ExitCode.OK
     width, now = terminal_width(), datetime.now(UTC)
     lines = job_detail(job, now, width)
@@ -60,9 +60,11 @@ def show(target: Target, args: argparse.Namespace) -> int:
     if children is not None:
         title = _title("children", children, SHOW_CHILDREN, "")
         lines += section(title, children_table(children, width - INDENT), "none")
-    if deliveries is not None:
-        title = _title("deliveries", deliveries, SHOW_DELIVERIES, f"; all: offload deliveries {args.job_id}")
-        lines += section(title, deliveries_table(deliveries, now, width - INDENT), "none yet")
+    if delivery_log is not None:
+        title = _title(
+            "deliveries", delivery_log, SHOW_DELIVERIES, f"; all: offload deliveries {args.job_id}"
+        )
+        lines += section(title, deliveries_table(delivery_log, now, width - INDENT), "none yet")
     _print(lines)
     return ExitCode.OK
 
