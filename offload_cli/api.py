@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -12,6 +13,7 @@ from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target
 
 HTTP_TIMEOUT = 30
+PAGE_LIMIT = 100  # the most one page of a list route holds
 _ERRNO_TEXT = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
 
 
@@ -29,9 +31,40 @@ def call(target: Target, method: str, url: str, headers: dict[str, str] | None =
     return _document(method, response)
 
 
+def job_path(job_id: str, *rest: str) -> str:
+    """`jobs/{jobId}/...`, the id quoted: an id typed by hand never escapes its path segment."""
+    return "/".join(["jobs", quote(job_id, safe=""), *rest])
+
+
 def get_job(target: Target, job_id: str) -> dict[str, Any]:
-    document: dict[str, Any] = call(target, "GET", target.endpoint(f"jobs/{quote(job_id, safe='')}"))
+    document: dict[str, Any] = call(target, "GET", target.endpoint(job_path(job_id)))
     return document
+
+
+def pages(
+    target: Target, path: str, items: str, limit: int, params: dict[str, str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Up to `limit` entries of a paged list route (`{items: [...], "nextCursor"}`), page after page."""
+    cursor: str | None = None
+    left = limit
+    while left > 0:
+        query = {**(params or {}), "limit": str(min(left, PAGE_LIMIT))}
+        if cursor:
+            query["cursor"] = cursor
+        url = target.endpoint(path)
+        document = call(target, "GET", url, params=query)
+        entries = document.get(items) if isinstance(document, dict) else None
+        where = f"GET {urlsplit(url).path}"
+        if not isinstance(entries, list):
+            raise CliError(f"{where} answered without its {items!r} list", ExitCode.FAILED)
+        yield from entries[:left]
+        left -= len(entries)
+        following = document.get("nextCursor")
+        if not following:
+            return
+        if following == cursor:  # a cursor that does not move would page forever
+            raise CliError(f"{where} answered the same nextCursor twice", ExitCode.FAILED)
+        cursor = str(following)
 
 
 def _document(method: str, response: requests.Response) -> Any:
@@ -43,7 +76,9 @@ def _document(method: str, response: requests.Response) -> Any:
     if response.status_code >= 400:
         code = ExitCode.REFUSED if response.status_code < 500 else ExitCode.FAILED
         raise CliError(
-            f"{where} answered {response.status_code}: {_error_text(document, response.text)}", code
+            f"{where} answered {response.status_code}: {_error_text(document, response.text)}",
+            code,
+            _api_code(document),
         )
     if document is None:
         raise CliError(
@@ -61,6 +96,12 @@ def _error_text(document: Any, text: str) -> str:
         if "message" in document:
             return str(document["message"])
     return text[:200] or "(no body)"
+
+
+def _api_code(document: Any) -> str | None:
+    error = document.get("error") if isinstance(document, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def _reason(error: requests.RequestException) -> str:

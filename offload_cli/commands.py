@@ -15,7 +15,7 @@ from offload_cli.errors import CliError, ExitCode
 from offload_cli.render import TRANSITION, render_transition
 from offload_cli.target import Target, aws_call, resolve_target, stack_outputs
 
-FINISHED = {"done", "dead"}
+FINISHED = {"done", "dead", "cancelled"}  # the states a job never leaves on its own
 SECRET_OUTPUT = "WebhookSigningSecretArn"  # noqa: S105 - the name of a stack output
 
 

@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
 
 
 class CliError(Exception):
-    def __init__(self, message: str, code: ExitCode) -> None:
+    def __init__(self, message: str, code: ExitCode, api_code: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.api_code = api_code  # the API's `error.code` (e.g. `forbidden`), when it answered one

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import offload_cli
-from offload_cli import commands
+from lambdas.models.job import JobStatus
+from offload_cli import actions, commands, listing
 from offload_cli.errors import CliError, ExitCode
-from offload_cli.target import resolve_target
+from offload_cli.target import Target, resolve_target
+
+STATUSES = [status.value for status in JobStatus]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -20,11 +25,24 @@ def parser() -> argparse.ArgumentParser:
     )
     root.add_argument("--api-key", help="the API key's value")
     root.add_argument(
+        "--key",
+        metavar="NAME",
+        help="use the key called NAME (a client's, or `operator`) of the local runtime or of --outputs-file",
+    )
+    root.add_argument(
         "--outputs-file",
-        help="outputs of `cdk deploy --outputs-file` (ApiUrl, ApiKeyId, WebhookSigningSecretArn)",
+        help="outputs of `cdk deploy --outputs-file` (ApiUrl, ApiKeyId..., WebhookSigningSecretArn)",
     )
     subcommands = root.add_subparsers(dest="command", required=True)
+    _job_commands(subcommands)
+    _operating_commands(subcommands)
+    subcommands.add_parser(
+        "webhook-secret", help="print the whsec_... secret webhook receivers verify signatures with"
+    )
+    return root
 
+
+def _job_commands(subcommands: Any) -> None:
     submit = subcommands.add_parser("submit", help="submit a job")
     submit.add_argument("type", help="job type, e.g. send_email")
     submit.add_argument(
@@ -35,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--idempotency-key")
     _wait_options(submit)
 
-    status = subcommands.add_parser("status", help="show a job")
+    status = subcommands.add_parser("status", help="show a job as the API returns it (JSON)")
     status.add_argument("job_id")
     _wait_options(status)
 
@@ -43,28 +61,78 @@ def parser() -> argparse.ArgumentParser:
     tail.add_argument("job_ids", nargs="*", help="jobs to follow (required on a deployed stack)")
     tail.add_argument("-v", "--verbose", action="store_true", help="every log line (local runtime)")
 
-    subcommands.add_parser(
-        "webhook-secret", help="print the whsec_... secret webhook receivers verify signatures with"
+
+def _operating_commands(subcommands: Any) -> None:
+    listing = subcommands.add_parser("list", help="list jobs, newest first (a table, or --json)")
+    listing.add_argument("--status", choices=STATUSES, help="only jobs in this state, newest first into it")
+    listing.add_argument("--type", help="only jobs of this type")
+    _list_options(listing, default=25)
+
+    show = subcommands.add_parser("show", help="a job's detail, attempts, children and deliveries")
+    show.add_argument("job_id")
+    show.add_argument("--json", action="store_true", help="the documents as the API returned them")
+
+    retry = subcommands.add_parser("retry", help="retry dead jobs (a dead fan-out: its dead deliveries)")
+    retry.add_argument("job_ids", nargs="*", metavar="ID", help="the jobs to retry")
+    retry.add_argument(
+        "--all-dead", action="store_true", help="every dead job, in an ops job (the operator key only)"
     )
-    return root
+    retry.add_argument("--type", help="with --all-dead: only the dead jobs of this type")
+    _wait_options(retry, what="with --all-dead: wait until the ops job has finished")
+
+    cancel = subcommands.add_parser(
+        "cancel", help="cancel pending jobs (a waiting fan-out: its pending deliveries)"
+    )
+    cancel.add_argument("job_ids", nargs="+", metavar="ID", help="the jobs to cancel")
+
+    deliveries = subcommands.add_parser("deliveries", help="a fan-out's (or one delivery's) webhook attempts")
+    deliveries.add_argument("job_id")
+    _list_options(deliveries, default=100)
 
 
-def _wait_options(command: argparse.ArgumentParser) -> None:
+def _list_options(command: argparse.ArgumentParser, default: int) -> None:
     command.add_argument(
-        "--wait", action="store_true", help="wait until the job is done (exit 0) or dead (1)"
+        "--limit",
+        type=_positive,
+        default=default,
+        help=f"at most this many, page after page (default {default})",
     )
+    command.add_argument("--json", action="store_true", help="one JSON object per line, as the API gave it")
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return number
+
+
+def _wait_options(
+    command: argparse.ArgumentParser, what: str = "wait until the job is done (exit 0), dead or cancelled (1)"
+) -> None:
+    command.add_argument("--wait", action="store_true", help=what)
     command.add_argument("--timeout", type=float, default=300, help="seconds --wait waits (then exit 6)")
+
+
+COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
+    "submit": commands.submit,
+    "status": commands.status,
+    "tail": commands.tail,
+    "list": listing.list_jobs,
+    "show": listing.show,
+    "deliveries": listing.deliveries,
+    "retry": actions.retry,
+    "cancel": actions.cancel,
+}
 
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "webhook-secret":
         return commands.webhook_secret(args)
-    target = resolve_target(args)
-    if args.command == "submit":
-        return commands.submit(target, args)
-    if args.command == "status":
-        return commands.status(target, args)
-    return commands.tail(target, args)
+    return COMMANDS[args.command](resolve_target(args), args)
 
 
 def main(argv: list[str] | None = None) -> int:

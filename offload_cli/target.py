@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ from local_runtime.state import STATE_FILE
 from offload_cli.errors import CliError, ExitCode
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+OPERATOR = config.OPERATOR_KEY_NAME  # the key (and role) that sees and acts on every job
+CLIENT_KEY_OUTPUT = "ApiKeyId"  # the first client's key id; `ApiKeyId<Name>` names each client's
+OPERATOR_KEY_OUTPUT = "OperatorKeyId"
 T = TypeVar("T")
 
 
@@ -39,8 +43,16 @@ class Target:
 
 def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> Target:
     url = args.url or os.environ.get("OFFLOAD_URL")
-    api_key = args.api_key or os.environ.get("OFFLOAD_API_KEY")
+    named = getattr(args, "key", None)
+    if named and args.api_key:
+        raise CliError("give --api-key or --key, not both", ExitCode.USAGE)
+    api_key = args.api_key or (None if named else os.environ.get("OFFLOAD_API_KEY"))
     if url:
+        if named:
+            raise CliError(
+                "--key names a key of the local runtime or of --outputs-file: with --url, give --api-key",
+                ExitCode.USAGE,
+            )
         if not api_key:
             raise CliError("--url needs --api-key (or OFFLOAD_API_KEY)", ExitCode.USAGE)
         parts = urlsplit(url)
@@ -49,12 +61,39 @@ def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> 
         # Only the local runtime serves loopback: its /_local/ endpoints are there too.
         return Target(url.rstrip("/") + "/", api_key, local=parts.hostname in LOOPBACK)
     if args.outputs_file:
-        outputs = stack_outputs(Path(args.outputs_file), "ApiUrl")
+        path = Path(args.outputs_file)
+        outputs = stack_outputs(path, "ApiUrl")
         if not api_key:
-            api_key = _api_key_value(outputs["ApiKeyId"], outputs["ApiUrl"])
+            api_key = _api_key_value(_key_id(path, outputs, named), outputs["ApiUrl"])
         return Target(outputs["ApiUrl"].rstrip("/") + "/", api_key, local=False)
     state = _local_state(state_file or STATE_FILE)
+    if named:
+        return Target(state["url"], _local_key(state, named), local=True)
     return Target(state["url"], api_key or state["apiKey"], local=True)
+
+
+def _local_key(state: dict[str, Any], name: str) -> str:
+    """The value of the runtime's key called `name`; `operator` also finds the operator's key by its role."""
+    keys = [key for key in state.get("keys") or [] if isinstance(key, dict) and "value" in key]
+    for key in keys:
+        if name in (key.get("name"), key.get("role") if name == OPERATOR else None):
+            return str(key["value"])
+    known = ", ".join(str(key.get("name")) for key in keys) or "none listed: restart `make run`"
+    raise CliError(f"the local runtime has no key named {name!r} (its keys: {known})", ExitCode.USAGE)
+
+
+def _key_id(path: Path, outputs: dict[str, str], name: str | None) -> str:
+    """The id of the stack's key called `name` among its outputs (default: the first client's)."""
+    if name is None:
+        output = CLIENT_KEY_OUTPUT
+    elif name == OPERATOR:
+        output = OPERATOR_KEY_OUTPUT
+    else:
+        # infra.settings.key_suffix's rule (`my-app` -> `MyApp`): importing it would load the CDK
+        output = CLIENT_KEY_OUTPUT + "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", name))
+    if output not in outputs:
+        raise CliError(f"{path} has no {output} output (the key's id): give --api-key", ExitCode.USAGE)
+    return outputs[output]
 
 
 def _local_state(state_file: Path) -> dict[str, Any]:

@@ -7,7 +7,6 @@ moto in-process. The exit codes are the ones docs/local.md lists.
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
@@ -15,43 +14,12 @@ import pytest
 from moto import mock_aws
 
 from local_runtime.moto_server import free_port
-from offload_cli import target as target_module
 from offload_cli.errors import ExitCode
 from offload_cli.main import main
+from tests.cli.run import against, offload, one_line
 from tests.support.webhook_receiver import Receiver, Reply
 
 JOB = {"jobId": "j-1", "type": "send_email", "status": "pending", "attempts": 0}
-
-
-@pytest.fixture
-def api() -> Iterator[Receiver]:
-    with Receiver() as receiver:
-        yield receiver
-
-
-@pytest.fixture(autouse=True)
-def _no_runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test talks to a runtime a developer may have running, or to their AWS account."""
-    monkeypatch.setattr(target_module, "STATE_FILE", tmp_path / "no-runtime.json")
-    for name in ("OFFLOAD_URL", "OFFLOAD_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def _offload(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_line(err: str) -> str:
-    assert "Traceback" not in err
-    assert err.count("\n") == 1, err
-    assert err.startswith("offload: ")
-    return err
-
-
-def _against(receiver: Receiver, *argv: str) -> list[str]:
-    return ["--url", receiver.url("/v1/"), "--api-key", "k", *argv]
 
 
 def test_an_unreachable_api_is_one_line_and_exit_3() -> None:
@@ -67,26 +35,26 @@ def test_an_unreachable_api_is_one_line_and_exit_3() -> None:
 
     assert done.returncode == ExitCode.UNREACHABLE == 3
     assert done.stdout == ""
-    assert _one_line(done.stderr) == (
+    assert one_line(done.stderr) == (
         f"offload: cannot reach {url}jobs: Connection refused (is `make run` still running?)\n"
     )
 
 
 def test_no_local_runtime_and_no_url_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _offload(capsys, "status", "j-1")
+    code, _, err = offload(capsys, "status", "j-1")
 
     assert code == ExitCode.UNREACHABLE
-    assert "make run" in _one_line(err)
+    assert "make run" in one_line(err)
 
 
 def test_a_stale_state_file_is_exit_3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     state = tmp_path / "no-runtime.json"
     state.write_text("{not json")
 
-    code, _, err = _offload(capsys, "status", "j-1")
+    code, _, err = offload(capsys, "status", "j-1")
 
     assert code == ExitCode.UNREACHABLE
-    assert "restart `make run`" in _one_line(err)
+    assert "restart `make run`" in one_line(err)
 
 
 @pytest.mark.parametrize(
@@ -105,11 +73,11 @@ def test_a_4xx_answer_is_one_line_with_its_code_and_message_and_exit_4(
 ) -> None:
     api.script("/v1/jobs", reply)
 
-    code, out, err = _offload(capsys, *_against(api, "submit", "send_email", "--payload", "{}"))
+    code, out, err = offload(capsys, *against(api, "submit", "send_email", "--payload", "{}"))
 
     assert code == ExitCode.REFUSED == 4
     assert out == ""
-    assert _one_line(err) == expected
+    assert one_line(err) == expected
 
 
 @pytest.mark.parametrize(
@@ -120,20 +88,20 @@ def test_a_5xx_or_an_answer_that_is_not_json_is_exit_5(
 ) -> None:
     api.script("/v1/jobs/j-1", reply)
 
-    code, _, err = _offload(capsys, *_against(api, "status", "j-1"))
+    code, _, err = offload(capsys, *against(api, "status", "j-1"))
 
     assert code == ExitCode.FAILED == 5
-    _one_line(err)
+    one_line(err)
 
 
 @pytest.mark.parametrize("payload", ["{not json", "@/nonexistent/payload.json"])
 def test_a_bad_payload_is_exit_2_before_any_request(
     capsys: pytest.CaptureFixture[str], api: Receiver, payload: str
 ) -> None:
-    code, _, err = _offload(capsys, *_against(api, "submit", "send_email", "--payload", payload))
+    code, _, err = offload(capsys, *against(api, "submit", "send_email", "--payload", payload))
 
     assert code == ExitCode.USAGE == 2
-    assert "--payload" in _one_line(err)
+    assert "--payload" in one_line(err)
     assert api.requests == []
 
 
@@ -146,11 +114,11 @@ def test_bad_flags_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_url_without_a_key_or_scheme_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _offload(capsys, "--url", "http://127.0.0.1:1/v1/", "status", "j")[0] == ExitCode.USAGE
-    code, _, err = _offload(capsys, "--url", "127.0.0.1:3000/v1", "--api-key", "k", "status", "j")
+    assert offload(capsys, "--url", "http://127.0.0.1:1/v1/", "status", "j")[0] == ExitCode.USAGE
+    code, _, err = offload(capsys, "--url", "127.0.0.1:3000/v1", "--api-key", "k", "status", "j")
 
     assert code == ExitCode.USAGE
-    assert "not an http(s) URL" in _one_line(err)
+    assert "not an http(s) URL" in one_line(err)
 
 
 def test_wait_ends_0_when_done_1_when_dead_6_when_out_of_time(
@@ -160,20 +128,20 @@ def test_wait_ends_0_when_done_1_when_dead_6_when_out_of_time(
     api.script("/v1/jobs/dead", Reply(body=json.dumps({**JOB, "status": "dead"}).encode()))
     api.script("/v1/jobs/slow", *[Reply(body=json.dumps(JOB).encode())] * 3)
 
-    done = _offload(capsys, *_against(api, "status", "done", "--wait"))
-    dead = _offload(capsys, *_against(api, "status", "dead", "--wait"))
-    slow = _offload(capsys, *_against(api, "status", "slow", "--wait", "--timeout", "0"))
+    done = offload(capsys, *against(api, "status", "done", "--wait"))
+    dead = offload(capsys, *against(api, "status", "dead", "--wait"))
+    slow = offload(capsys, *against(api, "status", "slow", "--wait", "--timeout", "0"))
 
     assert (done[0], dead[0], slow[0]) == (ExitCode.OK, ExitCode.DEAD, ExitCode.WAIT_TIMEOUT)
     assert json.loads(slow[1])["status"] == "pending"  # the job as it was, then the one-line reason
-    assert "still pending" in _one_line(slow[2])
+    assert "still pending" in one_line(slow[2])
 
 
 def test_tail_of_a_deployed_stack_needs_job_ids(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _offload(capsys, "--url", "https://x.example/v1/", "--api-key", "k", "tail")
+    code, _, err = offload(capsys, "--url", "https://x.example/v1/", "--api-key", "k", "tail")
 
     assert code == ExitCode.USAGE
-    _one_line(err)
+    one_line(err)
 
 
 def _outputs(tmp_path: Path, **outputs: str) -> str:
@@ -192,7 +160,7 @@ def test_webhook_secret_of_a_deployed_stack_comes_from_its_output(
             Name="WebhookSigningSecret", SecretString="c2VjcmV0LXNpZ25pbmcta2V5LWJ5dGVzLTI0Kw"
         )["ARN"]
 
-        code, out, err = _offload(
+        code, out, err = offload(
             capsys, "--outputs-file", _outputs(tmp_path, WebhookSigningSecretArn=arn), "webhook-secret"
         )
 
@@ -203,20 +171,20 @@ def test_webhook_secret_of_a_deployed_stack_comes_from_its_output(
 def test_webhook_secret_without_its_output_or_of_a_url_is_exit_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    old_stack = _offload(capsys, "--outputs-file", _outputs(tmp_path), "webhook-secret")
-    only_url = _offload(capsys, "--url", "https://x.example/v1/", "--api-key", "k", "webhook-secret")
+    old_stack = offload(capsys, "--outputs-file", _outputs(tmp_path), "webhook-secret")
+    only_url = offload(capsys, "--url", "https://x.example/v1/", "--api-key", "k", "webhook-secret")
 
     assert old_stack[0] == only_url[0] == ExitCode.USAGE
-    assert "WebhookSigningSecretArn" in _one_line(old_stack[2])
-    assert "--outputs-file" in _one_line(only_url[2])
+    assert "WebhookSigningSecretArn" in one_line(old_stack[2])
+    assert "--outputs-file" in one_line(only_url[2])
 
 
 def test_aws_refusing_the_secret_is_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gone-AbCdEf"
     with mock_aws():
-        code, _, err = _offload(
+        code, _, err = offload(
             capsys, "--outputs-file", _outputs(tmp_path, WebhookSigningSecretArn=arn), "webhook-secret"
         )
 
     assert code == ExitCode.REFUSED
-    assert "ResourceNotFoundException" in _one_line(err)
+    assert "ResourceNotFoundException" in one_line(err)

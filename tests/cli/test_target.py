@@ -13,7 +13,7 @@ from offload_cli.target import resolve_target
 
 
 def _args(**given: str | None) -> argparse.Namespace:
-    return argparse.Namespace(**{"url": None, "api_key": None, "outputs_file": None, **given})
+    return argparse.Namespace(**{"url": None, "api_key": None, "key": None, "outputs_file": None, **given})
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +74,41 @@ def test_nothing_to_talk_to_is_a_clear_error(tmp_path: Path) -> None:
         resolve_target(_args(), state_file=tmp_path / "none.json")
     with pytest.raises(CliError, match="api-key"):
         resolve_target(_args(url="https://x.example/v1"), state_file=tmp_path / "none.json")
+
+
+def test_key_picks_a_named_key_of_the_outputs_file(tmp_path: Path) -> None:
+    with mock_aws():
+        gateway = boto3.client("apigateway")
+        ids = {
+            name: gateway.create_api_key(name=name, value=f"{name}-value-0123456789", enabled=True)["id"]
+            for name in ("beta_team", "operator")
+        }
+        outputs = tmp_path / "outputs.json"
+        outputs.write_text(
+            json.dumps(
+                {
+                    "Offload": {
+                        "ApiUrl": "https://abc.execute-api.eu-west-1.amazonaws.com/v1/",
+                        "ApiKeyId": "first-client-id",
+                        "ApiKeyIdBetaTeam": ids["beta_team"],
+                        "OperatorKeyId": ids["operator"],
+                    }
+                }
+            )
+        )
+
+        def key(name: str) -> str:
+            args = _args(outputs_file=str(outputs), key=name)
+            return resolve_target(args, state_file=tmp_path / "none.json").api_key
+
+        assert key("beta_team") == "beta_team-value-0123456789"
+        assert key("operator") == "operator-value-0123456789"
+        with pytest.raises(CliError, match="no ApiKeyIdGamma output"):
+            key("gamma")
+
+
+def test_key_and_api_key_or_url_do_not_mix(tmp_path: Path) -> None:
+    with pytest.raises(CliError, match="not both"):
+        resolve_target(_args(api_key="k", key="operator"), state_file=tmp_path / "none.json")
+    with pytest.raises(CliError, match="with --url, give --api-key"):
+        resolve_target(_args(url="https://x.example/v1", key="operator"), state_file=tmp_path / "none.json")

@@ -30,6 +30,8 @@ E2E_CONTEXT = {
     "workerMaxConcurrency": 2,
     "backoffBaseSeconds": 1,
     "backoffCapSeconds": 2,
+    # Two clients and the operator, as issue 9's walkthrough starts it; runtime.api_key is alpha's.
+    "clientKeys": "alpha,beta",
 }
 
 

@@ -2,11 +2,12 @@
 OFFLOAD_LOCAL_EXTRA_MODULES (never set by `make run`), so the API accepts them and the worker runs them."""
 
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import JobContext, JobType
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError
 from tests.support.job_types import TEST_JOB_TYPES
 
 
@@ -23,6 +24,20 @@ def _slow_first(payload: SlowFirstPayload, context: JobContext) -> dict[str, obj
 
 SLOW_FIRST = JobType("test_slow_first", SlowFirstPayload, _slow_first)
 
-for job_type in (*TEST_JOB_TYPES, SLOW_FIRST):
+
+class BlockedPayload(BaseModel):
+    blocker: str = Field(min_length=1, description="A file on this machine: the job fails while it exists.")
+
+
+def _blocked(payload: BlockedPayload, context: JobContext) -> dict[str, object]:
+    # A cause an operator can fix between attempts (delete the file), as a retry after a fix needs.
+    if Path(payload.blocker).exists():
+        raise PermanentJobError(f"blocked by {payload.blocker}")
+    return {"unblockedOnAttempt": context.attempt}
+
+
+BLOCKED = JobType("test_blocked", BlockedPayload, _blocked)
+
+for job_type in (*TEST_JOB_TYPES, SLOW_FIRST, BLOCKED):
     if job_type.name not in registry.names():
         registry.register(job_type)
