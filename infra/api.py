@@ -9,6 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from infra.console import add_console_routes
 from infra.functions import LOG_RETENTION
 from infra.nag import acknowledge
 from infra.settings import Settings
@@ -142,6 +143,7 @@ class JobsApi(Construct):
             request_parameters={"method.request.path.jobId": True},
         )
         api.root.add_resource("uploads").add_method("POST", integration, request_validator=validator)
+        add_console_routes(api, integration, validator)
 
     def _add_usage_plan(self, settings: Settings) -> apigateway.ApiKey:
         api = self.rest_api

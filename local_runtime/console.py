@@ -43,6 +43,7 @@ def startup_banner(url: str, api_key: str, aws_url: str, elapsed: float) -> str:
         [
             f"offload is running locally (started in {elapsed:.1f} s)",
             f"  API URL   {api_url}",
+            f"  Console   {api_url}/console  (sign in with the API key below)",
             f"  API key   {api_key}",
             f"  AWS       {aws_url}  (moto: state is in memory and goes when the runtime stops)",
             "",

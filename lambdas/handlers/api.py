@@ -16,10 +16,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
+from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import describe_api, responses
+from lambdas.handlers.rest.security import with_security_headers
 from lambdas.models.api import JobView, SubmitJobRequest, SubmitJobResponse
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
+app.include_router(console_router)
 
 
 @cache
@@ -108,7 +111,7 @@ def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(as_json_request(event), context)
+    return with_security_headers(app.resolve(as_json_request(event), context))
 
 
 def openapi_document() -> str:

@@ -52,6 +52,7 @@ class JobView(_Wire):
     job_id: str
     type: str
     status: str
+    payload: dict[str, Any] = Field(description="The job's input, as submitted.")
     attempts: int
     max_attempts: int
     last_error: str | None = None
@@ -75,6 +76,7 @@ class JobView(_Wire):
             job_id=job.job_id,
             type=job.job_type,
             status=job.status.value,
+            payload=job.payload,
             attempts=job.attempts,
             max_attempts=job.max_attempts,
             last_error=job.last_error,

@@ -66,7 +66,13 @@ def test_routes_and_outputs_are_read_from_the_template(template: dict[str, Any],
     (api,) = provisioned.apis
     methods = [d for d in template["Resources"].values() if d["Type"] == "AWS::ApiGateway::Method"]
     assert sorted((r.method, r.resource) for r in api.routes) == sorted(
-        [("POST", "/jobs"), ("GET", "/jobs/{jobId}"), ("POST", "/uploads")]
+        [
+            ("POST", "/jobs"),
+            ("GET", "/jobs/{jobId}"),
+            ("POST", "/uploads"),
+            ("GET", "/console"),
+            ("GET", "/console/{file}"),
+        ]
     )
     assert len(api.routes) == len(methods)
     assert (
