@@ -2,11 +2,12 @@
 OFFLOAD_LOCAL_EXTRA_MODULES (never set by `make run`), so the API accepts them and the worker runs them."""
 
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import JobContext, JobType
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError
 from tests.support.job_types import TEST_JOB_TYPES
 
 
@@ -23,6 +24,20 @@ def _slow_first(payload: SlowFirstPayload, context: JobContext) -> dict[str, obj
 
 SLOW_FIRST = JobType("test_slow_first", SlowFirstPayload, _slow_first)
 
-for job_type in (*TEST_JOB_TYPES, SLOW_FIRST):
+
+class MarkerPayload(BaseModel):
+    path: str
+
+
+def _needs_marker(payload: MarkerPayload, context: JobContext) -> dict[str, object]:
+    # Dead at once until the test creates the file: a dead job that a manual retry takes to done.
+    if not Path(payload.path).exists():
+        raise PermanentJobError(f"{payload.path} does not exist yet")
+    return {"found": payload.path}
+
+
+NEEDS_MARKER = JobType("test_needs_marker", MarkerPayload, _needs_marker)
+
+for job_type in (*TEST_JOB_TYPES, SLOW_FIRST, NEEDS_MARKER):
     if job_type.name not in registry.names():
         registry.register(job_type)
