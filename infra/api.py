@@ -11,6 +11,7 @@ from constructs import Construct
 
 from infra.console import add_console_routes
 from infra.functions import LOG_RETENTION
+from infra.keys import ApiKeys
 from infra.nag import acknowledge
 from infra.settings import Settings
 from lambdas import config
@@ -79,7 +80,13 @@ def submit_job_schema() -> apigateway.JsonSchema:
 
 class JobsApi(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, handler: lambda_.IFunction, settings: Settings
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        handler: lambda_.IFunction,
+        settings: Settings,
+        keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -116,7 +123,7 @@ class JobsApi(Construct):
                 templates={"application/json": error_template(code)},
             )
         self._add_routes(handler)
-        self.api_key = self._add_usage_plan(settings)
+        self._add_usage_plan(settings, keys)
         self._acknowledge_findings()
 
     def _add_routes(self, handler: lambda_.IFunction) -> None:
@@ -145,9 +152,8 @@ class JobsApi(Construct):
         api.root.add_resource("uploads").add_method("POST", integration, request_validator=validator)
         add_console_routes(api, integration, validator)
 
-    def _add_usage_plan(self, settings: Settings) -> apigateway.ApiKey:
+    def _add_usage_plan(self, settings: Settings, keys: ApiKeys) -> None:
         api = self.rest_api
-        api_key = apigateway.ApiKey(self, "ApiKey", description="offload client key")
         plan = api.add_usage_plan(
             "UsagePlan",
             description="offload clients",
@@ -157,8 +163,9 @@ class JobsApi(Construct):
             quota=apigateway.QuotaSettings(limit=settings.api_quota_per_day, period=apigateway.Period.DAY),
             api_stages=[apigateway.UsagePlanPerApiStage(api=api, stage=api.deployment_stage)],
         )
-        plan.add_api_key(api_key)
-        return api_key
+        # The throttle and quota apply per key: each client (and the operator) has its own.
+        for key in keys.all:
+            plan.add_api_key(key)
 
     def _acknowledge_findings(self) -> None:
         for rule, reason in (

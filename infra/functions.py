@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from infra.access import ACCESS, Access, Resource, grant
 from infra.environment import environment_for
+from infra.keys import ApiKeys
 from infra.monitoring import Alerts, WatchedFunctions
 from infra.nag import acknowledge, arn_of
 from infra.queues import JobQueues
@@ -151,9 +152,10 @@ class Functions(Construct):
         queues: JobQueues,
         storage: Storage,
         alerts: Alerts,
+        keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
-        offered = stack_environment(settings, tables, queues, storage, alerts)
+        offered = stack_environment(settings, tables, queues, storage, alerts, keys)
         owners: tuple[ResourceOwner, ...] = (tables, queues, storage, alerts, SenderIdentity(self, settings))
         built = {}
         for spec in SPECS:
@@ -185,7 +187,7 @@ class Functions(Construct):
 
 
 def stack_environment(
-    settings: Settings, tables: JobTables, queues: JobQueues, storage: Storage, alerts: Alerts
+    settings: Settings, tables: JobTables, queues: JobQueues, storage: Storage, alerts: Alerts, keys: ApiKeys
 ) -> dict[str, str]:
     """Every environment value the stack knows, by variable name; each function takes what its model
     declares. The submission checks and the worker read the same values, so they cannot disagree."""
@@ -208,6 +210,7 @@ def stack_environment(
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
+        config.ENV_OPERATOR_KEY_ID: keys.operator.key_id,
     }
 
 

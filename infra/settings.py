@@ -20,12 +20,16 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
   only matter in an AWS account (the placeholder sender) are left out.
 - ``deletionProtection``: DynamoDB deletion protection on both tables (default true; false for
   development stacks that are torn down often).
+- ``clientKeys``: the client API keys, by name ("alpha,beta"; default ``default``): letters, digits, ``-``
+  and ``_``, each name once. Each gets a key and a stack output ``ApiKeyId<Name>``; the operator key
+  (``OperatorKeyId``) is always made.
 
 Values given on the command line arrive as strings, so every key accepts its string form too. The
 bounds shared with the functions' run-time settings come from `lambdas.config`, so a value synth
 accepts is one the functions accept when they start.
 """
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -66,6 +70,7 @@ class Settings:
     allow_http_webhooks: bool = False
     local_runtime: bool = False
     deletion_protection: bool = True
+    client_keys: tuple[str, ...] = config.CLIENT_KEYS
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -100,6 +105,7 @@ class Settings:
         ):
             if value < 1:
                 yield f"{key} must be at least 1"
+        yield from _client_key_problems(self.client_keys)
 
     @property
     def sender_is_placeholder(self) -> bool:
@@ -174,6 +180,36 @@ def _text(raw: Any) -> str:
     return str(raw).strip()
 
 
+def _names(raw: Any) -> tuple[str, ...]:
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    return tuple(str(item).strip() for item in items)
+
+
+_KEY_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def key_suffix(name: str) -> str:
+    """`my-app` -> `MyApp`: how a client's name appears in its construct id and stack output."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", name))
+
+
+def _client_key_problems(names: tuple[str, ...]) -> Iterator[str]:
+    if not names:
+        yield "clientKeys needs at least one name"
+    for name in names:
+        if not _KEY_NAME.fullmatch(name):
+            yield f"clientKeys: {name!r} is not 1..64 letters, digits, - or _"
+        elif name.lower() == config.OPERATOR_KEY_NAME:
+            yield f"clientKeys: {name!r} is the operator key's name"
+    # Outputs are named ApiKeyId<Name>: two names that differ only in case or separators would share one.
+    suffixes: dict[str, str] = {}
+    for name in names:
+        earlier = suffixes.setdefault(key_suffix(name), name)
+        if earlier != name or names.count(name) > 1:
+            yield f"clientKeys: {earlier!r} and {name!r} name the same key (ApiKeyId{key_suffix(name)})"
+            break
+
+
 _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "alertEmail": ("alert_email", _text),
     "senderEmail": ("sender_email", _text),
@@ -190,6 +226,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "allowHttpWebhooks": ("allow_http_webhooks", _bool),
     "localRuntime": ("local_runtime", _bool),
     "deletionProtection": ("deletion_protection", _bool),
+    "clientKeys": ("client_keys", _names),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

@@ -9,6 +9,7 @@ from infra.api import JobsApi
 from infra.bundling import function_code
 from infra.dashboard import OperationsDashboard
 from infra.functions import Functions
+from infra.keys import ApiKeys
 from infra.monitoring import Alarms, Alerts
 from infra.queues import JobQueues
 from infra.settings import Settings
@@ -28,6 +29,7 @@ class OffloadStack(Stack):
         queues = JobQueues(self, "Queues")
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
+        keys = ApiKeys(self, "ApiKeys", settings=settings)
         functions = Functions(
             self,
             "Functions",
@@ -37,6 +39,7 @@ class OffloadStack(Stack):
             queues=queues,
             storage=storage,
             alerts=alerts,
+            keys=keys,
         )
         Triggers(
             self,
@@ -47,7 +50,7 @@ class OffloadStack(Stack):
             dead_letter=functions.dead_letter.function,
             recovery=functions.recovery.function,
         )
-        api = JobsApi(self, "Api", handler=functions.api.function, settings=settings)
+        api = JobsApi(self, "Api", handler=functions.api.function, settings=settings, keys=keys)
         alarms = Alarms(
             self,
             "Alarms",
@@ -66,11 +69,12 @@ class OffloadStack(Stack):
             api_stage=api.rest_api.deployment_stage,
         )
 
-        self._outputs(api, queues, tables, storage, alerts, dashboard)
+        self._outputs(api, keys, queues, tables, storage, alerts, dashboard)
 
     def _outputs(
         self,
         api: JobsApi,
+        keys: ApiKeys,
         queues: JobQueues,
         tables: JobTables,
         storage: Storage,
@@ -79,7 +83,9 @@ class OffloadStack(Stack):
     ) -> None:
         for output_id, value in {
             "ApiUrl": api.rest_api.url,
-            "ApiKeyId": api.api_key.key_id,
+            # The first client's key again, under the name clients of the one-key stack read.
+            "ApiKeyId": next(iter(keys.clients.values())).key_id,
+            **keys.outputs(),
             "QueueUrl": queues.main.queue_url,
             "DeadLetterQueueUrl": queues.dead_letter.queue_url,
             "JobsTableName": tables.jobs.table_name,

@@ -6,6 +6,7 @@ the settings models in `lambdas.models.settings`. Bounds that both the synth-tim
 (`infra/settings.py`) and the run-time settings models enforce are defined here once.
 """
 
+from enum import StrEnum
 from typing import Final
 
 SERVICE_NAME: Final = "offload"
@@ -32,6 +33,8 @@ ENV_ALLOW_HTTP_WEBHOOKS: Final = "ALLOW_HTTP_WEBHOOKS"
 ENV_WEBHOOK_ALLOW_LOOPBACK: Final = "WEBHOOK_ALLOW_LOOPBACK"
 ENV_THUMBNAIL_SIZES: Final = "THUMBNAIL_SIZES"
 ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
+# The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
+ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
 
 # Lifecycle tunables (defaults; the stack may override them from CDK context).
 DEFAULT_MAX_ATTEMPTS: Final = 5
@@ -98,3 +101,18 @@ METRIC_RECOVERED: Final = "JobRecovered"
 METRIC_SWEEPS: Final = "RecoverySweeps"
 
 STACK_ID: Final = "Offload"
+
+
+class KeyRole(StrEnum):
+    """What an API key may see: a client its own jobs, the operator every job and the bulk actions."""
+
+    CLIENT = "client"
+    OPERATOR = "operator"
+
+
+# API keys: one per client name (CDK context clientKeys) and one operator key. Each ApiKey resource
+# carries its name and role as tags, so the local runtime hands out the same keys the stack defines.
+CLIENT_KEYS: Final = ("default",)
+OPERATOR_KEY_NAME: Final = "operator"
+KEY_NAME_TAG: Final = "offload:key-name"
+KEY_ROLE_TAG: Final = "offload:key-role"

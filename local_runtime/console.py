@@ -12,9 +12,11 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from local_runtime.gateway import ApiKey
 from offload_cli.render import TRANSITION, render_transition
 
 
@@ -33,9 +35,21 @@ def offload_command() -> str:
     return relative if not relative.startswith("..") else str(script)
 
 
-def startup_banner(url: str, api_key: str, aws_url: str, elapsed: float) -> str:
+def key_lines(keys: Sequence[ApiKey]) -> list[str]:
+    """One line per key: its name, value and role; the first is the one the commands below use."""
+    width = max(len(key.name) for key in keys)
+    lines = []
+    for index, key in enumerate(keys):
+        label = "API keys" if index == 0 else ""
+        note = f"{key.role}, API_KEY below" if index == 0 else key.role
+        lines.append(f"  {label:<9} {key.name:<{width}}  {key.value}  ({note})")
+    return lines
+
+
+def startup_banner(url: str, keys: Sequence[ApiKey], aws_url: str, elapsed: float) -> str:
     """What `make run` prints once it is up: every command in it works as printed (bash or zsh)."""
     api_url = url.rstrip("/")
+    api_key = keys[0].value
     payload = {"to": ["ada@example.com"], "subject": "Hello", "text": "From offload"}
     job = json.dumps({"type": "send_email", "payload": payload})
     offload = offload_command()
@@ -43,8 +57,8 @@ def startup_banner(url: str, api_key: str, aws_url: str, elapsed: float) -> str:
         [
             f"offload is running locally (started in {elapsed:.1f} s)",
             f"  API URL   {api_url}",
-            f"  Console   {api_url}/console  (sign in with the API key below)",
-            f"  API key   {api_key}",
+            f"  Console   {api_url}/console  (sign in with an API key below)",
+            *key_lines(keys),
             f"  AWS       {aws_url}  (moto: state is in memory and goes when the runtime stops)",
             "",
             "Submit a job with curl (${API_URL%/} is right whether or not the URL ends in /):",

@@ -30,8 +30,10 @@ API_KEY_HEADER = "x-api-key"
 
 @dataclass(frozen=True)
 class ApiKey:
-    id: str
-    value: str
+    id: str  # API Gateway's key id: the function sees it in requestContext.identity.apiKeyId
+    value: str  # what a client sends as x-api-key
+    name: str = "default"
+    role: str = "client"  # a lambdas.config.KeyRole value
 
 
 class _TokenBucket:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lambdas import config
+from lambdas.config import KeyRole
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, short_function_name, startup_banner
@@ -51,7 +52,7 @@ class RuntimeSettings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT  # 0 picks a free port
     moto_port: int = 0
-    api_key: str | None = None  # generated when not given
+    api_key: str | None = None  # the first client key's value; generated when not given
     context: dict[str, Any] = field(default_factory=dict)  # CDK context on top of LOCAL_CONTEXT
     template: dict[str, Any] | None = None  # an already synthesized template (skips synth)
     # Development and test speed-ups; each one is a documented difference from the deployed stack.
@@ -100,6 +101,24 @@ def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> 
     return patched
 
 
+def _new_key_value() -> str:
+    return f"local-{secrets.token_urlsafe(18)}"
+
+
+def local_keys(specs: list[prov.ApiKeySpec], first_client_value: str) -> list[ApiKey]:
+    """A value for each key of the template; the first client key gets `first_client_value` (given with
+    --api-key, or the one `apiKey` in .local/runtime.json names). Without any key in the template, one
+    client key, so the API still has a key to check."""
+    if not specs:
+        return [ApiKey(id="local", value=first_client_value)]
+    given = iter([first_client_value])
+    keys = []
+    for spec in specs:
+        value = next(given, None) if spec.role == KeyRole.CLIENT else None
+        keys.append(ApiKey(id=spec.id, value=value or _new_key_value(), name=spec.name, role=spec.role))
+    return keys
+
+
 def _require(by_handler: Mapping[str | None, str], handler: str) -> str:
     if handler not in by_handler:
         raise ValueError(f"no function with handler {handler!r} in the template")
@@ -110,7 +129,8 @@ class LocalRuntime:
     def __init__(self, settings: RuntimeSettings | None = None) -> None:
         self.settings = settings or RuntimeSettings()
         self.console = Console(verbose=self.settings.verbose, quiet=self.settings.quiet)
-        self.api_key = self.settings.api_key or f"local-{secrets.token_urlsafe(18)}"
+        self.api_key = self.settings.api_key or _new_key_value()
+        self.keys: list[ApiKey] = []  # the template's keys with their local values (front door up)
         self.moto = MotoServer(port=self.settings.moto_port)
         self.provisioned: prov.Provisioned | None = None
         self.pools: dict[str, FunctionPool] = {}
@@ -252,11 +272,10 @@ class LocalRuntime:
         self.console.function_line(short_name, line)
 
     def _front_door(self, provisioned: prov.Provisioned, api: prov.ApiSpec) -> FrontDoor:
-        key_resources = provisioned.of_type("AWS::ApiGateway::ApiKey")
-        key = ApiKey(id=key_resources[0].ref if key_resources else "local", value=self.api_key)
+        self.keys = local_keys(provisioned.api_keys, self.api_key)
         gateway = Gateway(
             api,
-            [key],
+            self.keys,
             invoke=lambda function, event: self.pools[function].invoke(event),
             account=provisioned.account,
             region=provisioned.region,
@@ -328,7 +347,9 @@ class LocalRuntime:
         state = self.settings.state_file
         if state is None or self.front_door is None:
             return
-        if not write_state(state, {"url": self.url, "apiKey": self.api_key, "awsEndpoint": self.moto.url}):
+        keys = [{"name": key.name, "role": key.role, "value": key.value} for key in self.keys]
+        document = {"url": self.url, "apiKey": self.api_key, "keys": keys, "awsEndpoint": self.moto.url}
+        if not write_state(state, document):
             self.console.say(
                 f"note: another live runtime owns {state}; reach this one with "
                 f"`offload --url {self.url} --api-key {self.api_key} ...`"
@@ -337,4 +358,4 @@ class LocalRuntime:
     def banner(self, elapsed: float) -> str:
         if self.front_door is None:
             return "offload local runtime is up (no API in the template)"
-        return startup_banner(self.url, self.api_key, self.moto.url, elapsed)
+        return startup_banner(self.url, self.keys, self.moto.url, elapsed)

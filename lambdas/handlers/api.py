@@ -19,6 +19,7 @@ from lambdas import config
 from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
+from lambdas.handlers.rest.identity import caller_of, without_key_value
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
@@ -27,6 +28,7 @@ from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 if TYPE_CHECKING:
+    from lambdas.models.caller import Caller
     from lambdas.store.jobs import JobStore
     from lambdas.store.queue import JobQueue
 
@@ -45,6 +47,12 @@ def _services() -> "tuple[JobStore, JobQueue]":
     api = settings.api()
     register_builtin_types()
     return job_store(api), JobQueue(api.queue_url)
+
+
+def _caller() -> "Caller":
+    from lambdas.models import settings
+
+    return caller_of(app.current_event.request_context.identity.api_key_id, settings.api().operator_key_id)
 
 
 @app.post(
@@ -70,8 +78,7 @@ def submit_job(
     from lambdas.lifecycle.submit import submit
 
     store, queue = _services()
-    caller = app.current_event.request_context.identity.api_key_id or ""
-    submitted = submit(request, store, queue, idempotency_key=idempotency_key, caller=caller)
+    submitted = submit(request, store, queue, idempotency_key=idempotency_key, caller=_caller().owner)
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(
@@ -107,10 +114,15 @@ def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=start_upload(request))
 
 
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    # The key's value leaves the event before the logger, the tracer or the resolver can write it out.
+    return _handle(without_key_value(event), context)
+
+
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return with_security_headers(app.resolve(as_json_request(event), context))
 
 

@@ -10,6 +10,7 @@ moto and reads what runs (functions, event sources, schedules, the REST API).
 
 from local_runtime.template.intrinsics import referenced_id
 from local_runtime.template.model import (
+    ApiKeySpec,
     ApiSpec,
     EventSourceMapping,
     FunctionSpec,
@@ -25,6 +26,7 @@ from local_runtime.template.provision import check_supported, provision
 from local_runtime.template.resources import verify_email_identity
 
 __all__ = [
+    "ApiKeySpec",
     "ApiSpec",
     "EventSourceMapping",
     "FunctionSpec",

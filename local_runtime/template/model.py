@@ -105,6 +105,17 @@ class GatewayResponse:
 
 
 @dataclass(frozen=True)
+class ApiKeySpec:
+    """An API key of the template: its id (what `Ref` gives, and what the api function compares) and the
+    name and role its tags give it. The local runtime makes up each key's value."""
+
+    logical_id: str
+    id: str
+    name: str
+    role: str  # a lambdas.config.KeyRole value
+
+
+@dataclass(frozen=True)
 class ApiSpec:
     logical_id: str
     api_id: str
@@ -128,6 +139,7 @@ class Provisioned:
     schedules: list[Schedule]
     apis: list[ApiSpec]
     outputs: dict[str, str]
+    api_keys: list[ApiKeySpec] = field(default_factory=list)  # enabled ones, clients first
 
     def function(self, handler: str) -> FunctionSpec:
         """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`)."""

@@ -119,6 +119,7 @@ class _Provisioner:
             event_source_mappings=self._readers.event_source_mappings(),
             schedules=self._readers.schedules(),
             apis=self._readers.apis(),
+            api_keys=self._readers.api_keys(),
             outputs={
                 name: self.resolver.resolve_str(output["Value"]) for name, output in self._outputs.items()
             },

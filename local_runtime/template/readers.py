@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from lambdas.config import KEY_NAME_TAG, KEY_ROLE_TAG, KeyRole
 from local_runtime.template import model
 from local_runtime.template.intrinsics import Resolver, referenced_id, referenced_ids
 from local_runtime.template.model import (
+    ApiKeySpec,
     ApiSpec,
     EventSourceMapping,
     FunctionSpec,
@@ -47,7 +49,7 @@ READ_PROPERTIES: Mapping[str, frozenset[str]] = {
     ),
     model.API_DEPLOYMENT: frozenset({"RestApiId", "Description"}),
     model.API_USAGE_PLAN: frozenset({"ApiStages", "Throttle", "Description", "Quota"}),
-    model.API_KEY: frozenset({"Description", "Enabled"}),
+    model.API_KEY: frozenset({"Description", "Enabled", "Tags"}),
     model.GATEWAY_RESPONSE: frozenset(
         {"ResponseType", "RestApiId", "StatusCode", "ResponseTemplates", "ResponseParameters"}
     ),
@@ -154,6 +156,22 @@ class Readers:
 
     def apis(self) -> list[ApiSpec]:
         return [self._api(logical_id) for logical_id, _ in self.of_type(model.REST_API)]
+
+    def api_keys(self) -> list[ApiKeySpec]:
+        """The enabled keys (a disabled one opens nothing in AWS either), client keys first."""
+        keys = []
+        for logical_id, props in self.of_type(model.API_KEY):
+            if not self._value(props, "Enabled", True):
+                continue
+            tags = {
+                str(tag["Key"]): self._resolver.resolve_str(tag["Value"]) for tag in props.get("Tags", [])
+            }
+            role = tags.get(KEY_ROLE_TAG, KeyRole.CLIENT)
+            if role not in set(KeyRole):
+                raise UnsupportedTemplateError(f"{logical_id}: {KEY_ROLE_TAG} {role!r} is not a key role")
+            name = tags.get(KEY_NAME_TAG, logical_id)
+            keys.append(ApiKeySpec(logical_id, self._resource(logical_id).ref, name, role))
+        return sorted(keys, key=lambda key: key.role != KeyRole.CLIENT)
 
     def _of_api(self, resource_type: str, api_id: str) -> Iterator[Mapping[str, Any]]:
         for _, props in self.of_type(resource_type):

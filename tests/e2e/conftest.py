@@ -30,6 +30,8 @@ E2E_CONTEXT = {
     "workerMaxConcurrency": 2,
     "backoffBaseSeconds": 1,
     "backoffCapSeconds": 2,
+    # Two clients, so the console's tests can show that one never sees the other's jobs.
+    "clientKeys": "alpha,beta",
 }
 
 

@@ -60,12 +60,20 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
+def printed_console_url(runtime: LocalRuntime) -> str:
+    """The console's URL as `make run` prints it."""
+    (line,) = [
+        line.split() for line in runtime.banner(1.0).splitlines() if line.strip().startswith("Console ")
+    ]
+    return line[1]
+
+
 @pytest.fixture
 def console(browser: Browser, runtime: LocalRuntime) -> Iterator[Console]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(SEEN_WITHIN_MS)
-    watched = Console(page, f"{runtime.url}console")
+    watched = Console(page, printed_console_url(runtime))
     page.on("dialog", lambda dialog: (watched.dialogs.append(dialog.message), dialog.dismiss()))
     page.on("pageerror", lambda error: watched.errors.append(f"uncaught: {error}"))
     # Chrome reports a refused fetch or a CSP violation on the console; an API error answer is expected.

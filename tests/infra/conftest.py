@@ -21,6 +21,7 @@ CUSTOM_CONTEXT: dict[str, Any] = {
     "apiBurstLimit": 11,
     "apiQuotaPerDay": 5000,
     "allowHttpWebhooks": "true",
+    "clientKeys": "alpha,beta_team",
 }
 
 

@@ -116,6 +116,7 @@ def test_environment_is_what_the_settings_models_declare(
         (config.ENV_UPLOADS_BUCKET, "Ref(StorageUploadsBucket"),
         (config.ENV_WEBHOOK_SECRET_ARN, "Ref(StorageWebhookSigningSecret"),
         (config.ENV_ALERTS_TOPIC_ARN, "Ref(AlertsAlertsTopic"),
+        (config.ENV_OPERATOR_KEY_ID, "Ref(ApiKeysOperator"),
     ],
 )
 def test_resource_names_point_at_the_stacks_resources(

@@ -173,6 +173,8 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert set(outputs) == {
         "ApiUrl",
         "ApiKeyId",
+        "ApiKeyIdDefault",
+        "OperatorKeyId",
         "QueueUrl",
         "DeadLetterQueueUrl",
         "JobsTableName",
@@ -185,7 +187,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     stage_id, _ = only(template, "AWS::ApiGateway::Stage")
     assert outputs["ApiUrl"].startswith("https://Ref(ApiRestApi")
     assert outputs["ApiUrl"].endswith(f"/Ref({stage_id})/")
-    assert outputs["ApiKeyId"] == f"Ref({only(template, 'AWS::ApiGateway::ApiKey')[0]})"
+    assert outputs["ApiKeyId"] == outputs["ApiKeyIdDefault"]  # each key's outputs: tests/infra/test_keys.py
     assert outputs["QueueUrl"] == f"Ref({logical_id(template, 'AWS::SQS::Queue', 'QueuesQueue')})"
     assert (
         outputs["DeadLetterQueueUrl"] == f"Ref({logical_id(template, 'AWS::SQS::Queue', 'DeadLetterQueue')})"

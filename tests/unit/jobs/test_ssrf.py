@@ -11,7 +11,12 @@ from lambdas.jobs.types import webhook_fanout
 from tests.support.contexts import submission_context
 
 # The API function's environment, with the default webhook policy (https only, public addresses only).
-API_ENVIRONMENT = {config.ENV_JOBS_TABLE: "jobs", config.ENV_QUEUE_URL: "q", config.ENV_UPLOADS_BUCKET: "b"}
+API_ENVIRONMENT = {
+    config.ENV_JOBS_TABLE: "jobs",
+    config.ENV_QUEUE_URL: "q",
+    config.ENV_UPLOADS_BUCKET: "b",
+    config.ENV_OPERATOR_KEY_ID: "operator-key-id",
+}
 
 FAKE_DNS = {
     "metadata.attacker.test": ["169.254.169.254"],
