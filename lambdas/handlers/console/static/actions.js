@@ -35,7 +35,7 @@ async function act(button, notice, question, request, done) {
   try {
     done(await request());
   } catch (error) {
-    const hint = error instanceof ApiError && error.status === 403 ? ' (this needs the operator key)' : '';
+    const hint = error instanceof ApiError && error.status === 403 ? ' (only the operator key may do this)' : '';
     replace(notice, stateLine('error', `${question.confirm} failed: ${describe(error)}${hint}`));
   } finally {
     button.disabled = false;

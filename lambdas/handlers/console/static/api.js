@@ -69,16 +69,21 @@ export async function call(path, { method = 'GET', query = {}, body } = {}) {
 
 export const jobPath = (jobId, ...rest) => ['jobs', encodeURIComponent(jobId), ...rest].join('/');
 
-// Runs `task` now and again `ms` after each run ends (never two at once) until `stop()`.
-export function every(ms, task) {
+// Runs `task` now and again `interval()` ms after each run ends until `stop()`; `now()` runs it at once
+// and starts the wait again. A hidden tab skips its runs: an unseen console should not spend the key's
+// request quota.
+export function every(interval, task) {
   let timer = null;
   let stopped = false;
   const run = async () => {
-    await task();
-    if (!stopped) timer = setTimeout(run, ms);
+    clearTimeout(timer);
+    if (!document.hidden) await task();
+    clearTimeout(timer);
+    if (!stopped) timer = setTimeout(run, typeof interval === 'function' ? interval() : interval);
   };
   run();
   return {
+    now: run,
     stop() {
       stopped = true;
       clearTimeout(timer);

@@ -6,7 +6,10 @@ import { allowedActions, cancelButton, retryButton } from './actions.js';
 import { el, rerender, replace, stateLine, statusBadge, table, time } from './dom.js';
 import { pagedSection } from './paged.js';
 
+// Fast while the job can still change by itself, slow once it is finished.
 const REFRESH_MS = 3000;
+const FINISHED_REFRESH_MS = 15000;
+const FINISHED = ['done', 'dead', 'cancelled'];
 const PAGE_SIZE = 25;
 const EXCERPT = 200;
 
@@ -161,14 +164,16 @@ export function jobView(main, jobId) {
   replace(main, back, el('h1', {}, 'Job ', el('span', { class: 'mono break' }, jobId)), notice, problem, body, related);
   let seen = null;
   let sections = null;
+  let finished = false;
 
   const load = async () => {
     try {
       const job = await call(jobPath(jobId));
+      finished = FINISHED.includes(job.status);
       const current = JSON.stringify(job);
       if (current !== seen) {
         seen = current;
-        rerender(body, details(job, notice, load));
+        rerender(body, details(job, notice, () => poller.now()));
       }
       if (!sections && (job.children || job.parentId)) {
         sections = [job.children ? childrenSection(jobId) : null, deliveriesSection(jobId)].filter(Boolean);
@@ -183,5 +188,6 @@ export function jobView(main, jobId) {
       if (seen === null) replace(body);
     }
   };
-  return every(REFRESH_MS, load);
+  const poller = every(() => (finished ? FINISHED_REFRESH_MS : REFRESH_MS), load);
+  return poller;
 }

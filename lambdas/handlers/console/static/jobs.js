@@ -15,12 +15,15 @@ function filterForm(filters, onChange) {
     el('option', { value: '' }, 'any status'),
     STATES.map((state) => el('option', { value: state, selected: state === filters.status }, state)),
   );
-  const type = el('input', { id: 'filter-type', name: 'type', value: filters.type, placeholder: 'any type', autocomplete: 'off', spellcheck: 'false' });
+  const type = el('input', { id: 'filter-type', name: 'type', value: filters.type, placeholder: 'any type', autocomplete: 'off', spellcheck: 'false', list: 'job-types' });
+  const known = el('datalist', { id: 'job-types' });
+  // The types this key has jobs of, as suggestions; the list works without them.
+  call('stats').then((stats) => replace(known, Object.keys(stats.types || {}).sort().map((name) => el('option', { value: name }))), () => {});
   const form = el(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
     el('div', { class: 'field' }, el('label', { for: 'filter-status' }, 'Status'), status),
-    el('div', { class: 'field' }, el('label', { for: 'filter-type' }, 'Type'), type),
+    el('div', { class: 'field' }, el('label', { for: 'filter-type' }, 'Type'), type, known),
     el('button', { type: 'submit' }, 'Filter'),
   );
   const submit = (event) => {
