@@ -50,6 +50,12 @@ def test_the_page_is_html_that_loads_only_its_own_files() -> None:
     assert re.search(r"\s(style|on\w+)=", page) is None
 
 
+def test_the_page_with_a_trailing_slash_redirects_to_where_its_links_resolve() -> None:
+    response = get("/console/")
+    assert response["statusCode"] == 308
+    assert response["headers"]["Location"] == "../console"
+
+
 @pytest.mark.parametrize("name", ASSETS)
 def test_each_file_is_served_with_its_content_type(name: str) -> None:
     response = get(f"/console/{name}")

@@ -46,6 +46,10 @@ def _serve(path: Path) -> Response[Any]:
 
 @router.get("/console", include_in_schema=False)
 def console_page() -> Response[Any]:
+    # API Gateway and the resolver both take `/console/` for `/console`, but the page's relative links
+    # would resolve under it: send the browser to the one URL they work from.
+    if router.current_event.path.endswith("/"):
+        return Response(status_code=308, headers={"Location": "../console"})
     return _serve(STATIC / PAGE)
 
 
