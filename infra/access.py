@@ -51,7 +51,9 @@ ACCESS: Final[Mapping[str, Access]] = {
     # a GetObject for each file a done job wrote.
     "api": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        # GET /stats reads both queues' approximate depths.
+        Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
+        Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
         Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),

@@ -1,7 +1,7 @@
-"""The REST API: three routes proxied to the api function, behind API keys, a usage plan and validation."""
+"""The REST API: the api function's routes, proxied, behind API keys, a usage plan and validation."""
 
 import json
-from typing import Final
+from typing import Any, Final
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_apigateway as apigateway
@@ -17,6 +17,21 @@ from infra.settings import Settings
 from lambdas import config
 
 STAGE_NAME: Final = "v1"
+
+# Every route of the api function (the OpenAPI document lists the same ones: tests/infra/test_api.py).
+ROUTES: Final = (
+    ("POST", "/jobs"),
+    ("GET", "/jobs"),
+    ("GET", "/jobs/{jobId}"),
+    ("GET", "/jobs/{jobId}/children"),
+    ("GET", "/jobs/{jobId}/deliveries"),
+    ("POST", "/jobs/{jobId}/retry"),
+    ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/retry"),
+    ("POST", "/jobs/cancel"),
+    ("GET", "/stats"),
+    ("POST", "/uploads"),
+)
 
 # Responses API Gateway sends itself, before the function runs, rewritten to the function's error shape.
 # Gateway response templates are not VTL: only plain substitution, so the message is API Gateway's own
@@ -135,21 +150,15 @@ class JobsApi(Construct):
             "SubmitJobModel", content_type="application/json", schema=submit_job_schema()
         )
         integration = apigateway.LambdaIntegration(handler, allow_test_invoke=False)
-
-        jobs = api.root.add_resource("jobs")
-        jobs.add_method(
-            "POST",
-            integration,
-            request_validator=validator,
-            request_models={"application/json": submit_job},
-        )
-        jobs.add_resource("{jobId}").add_method(
-            "GET",
-            integration,
-            request_validator=validator,
-            request_parameters={"method.request.path.jobId": True},
-        )
-        api.root.add_resource("uploads").add_method("POST", integration, request_validator=validator)
+        for method, path in ROUTES:
+            options: dict[str, Any] = {}
+            if "{jobId}" in path:
+                options["request_parameters"] = {"method.request.path.jobId": True}
+            if (method, path) == ("POST", "/jobs"):
+                options["request_models"] = {"application/json": submit_job}
+            api.root.resource_for_path(path).add_method(
+                method, integration, request_validator=validator, **options
+            )
         add_console_routes(api, integration, validator)
 
     def _add_usage_plan(self, settings: Settings, keys: ApiKeys) -> None:

@@ -1,14 +1,17 @@
 """No input yields a 5xx: generated requests against the api handler, in-process under moto.
 
-Three generators, each deterministic (`derandomize`) so CI sees the same examples every run:
+Four generators, each deterministic (`derandomize`) so CI sees the same examples every run:
 - any request: method, path, headers, and a body that may be JSON, text, base64 or nonsense;
 - bodies shaped by the generated OpenAPI document (`docs/openapi.json`'s request schemas);
-- payloads shaped by each public job type's own model, so requests reach the lifecycle and the store.
+- payloads shaped by each public job type's own model, so requests reach the lifecycle and the store;
+- list and stats queries (status, type, limit, cursor: valid, nonsense, and base64 that decodes to junk).
 Every answer must be 2xx, or 4xx with `{"error": {"code", "message"}}`.
 """
 
 import base64
+import functools
 import json
+import re
 import socket
 from typing import Any
 
@@ -17,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as hypothesis_event
 from hypothesis import strategies as st
 
+from lambdas import config
 from lambdas.handlers import api
 from lambdas.jobs import registry
 from lambdas.jobs.types import register_builtin_types
@@ -55,13 +59,49 @@ HEADER_VALUES = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size
 ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
 # Mostly the API's own routes (their bodies and headers are what is fuzzed), sometimes anything at all.
 ROUTES = st.one_of(
-    st.sampled_from([("POST", "/jobs"), ("POST", "/uploads"), ("GET", "/jobs/x"), ("GET", "/jobs/")]),
+    st.sampled_from(
+        [
+            ("POST", "/jobs"),
+            ("POST", "/uploads"),
+            ("GET", "/jobs/x"),
+            ("GET", "/jobs/"),
+            ("GET", "/jobs"),
+            ("GET", "/stats"),
+            ("POST", "/jobs/retry"),
+            ("POST", "/jobs/cancel"),
+        ]
+    ),
     st.tuples(st.just("GET"), st.builds("/jobs/{}".format, ANY_TEXT)),
+    st.tuples(
+        st.sampled_from(["GET", "POST"]),
+        st.builds("/jobs/{}/{}".format, ANY_TEXT, st.sampled_from(["children", "deliveries", "retry", "cancel"])),
+    ),
     st.tuples(
         st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]),
         st.sampled_from(["/jobs", "/uploads", "/", "/jobs//x"]) | st.builds("/{}".format, ANY_TEXT),
     ),
 )
+
+
+@functools.cache
+def _documented_paths() -> list[tuple[re.Pattern[str], dict[str, set[str]]]]:
+    """Per path of the OpenAPI document, literal ones first: its pattern, and each method's statuses."""
+    paths = json.loads(api.openapi_document())["paths"]
+    return [
+        (
+            re.compile("^" + re.sub(r"\\{[^/]+\\}", "[^/]+", re.escape(path)) + "$"),
+            {method.upper(): set(operation["responses"]) for method, operation in operations.items()},
+        )
+        for path, operations in sorted(paths.items(), key=lambda item: "{" in item[0])
+    ]
+
+
+def _documented_statuses(method: str, path: str) -> set[str] | None:
+    """What the document says this request may answer; None for a request no route takes."""
+    for pattern, methods in _documented_paths():
+        if pattern.match(path):
+            return methods.get(method)
+    return None
 
 
 @pytest.fixture
@@ -75,11 +115,22 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def request(
-    method: str, path: str, body: str | None, headers: dict[str, str], base64_body: bool = False
+    method: str,
+    path: str,
+    body: str | None,
+    headers: dict[str, str],
+    base64_body: bool = False,
+    query: dict[str, str] | None = None,
+    api_key_id: str | None = None,
 ) -> None:
     """Send one request as API Gateway would and check the answer's status and shape."""
     event = load_event("api_post_job.json")
     event.update(httpMethod=method, path=path, body=body, isBase64Encoded=base64_body)
+    if query:
+        event["queryStringParameters"] = query
+        event["multiValueQueryStringParameters"] = {name: [value] for name, value in query.items()}
+    if api_key_id is not None:
+        event["requestContext"]["identity"]["apiKeyId"] = api_key_id
     all_headers = {**event["headers"], **headers}
     event["headers"], event["multiValueHeaders"] = all_headers, {k: [v] for k, v in all_headers.items()}
     event["requestContext"].update(httpMethod=method, path=f"/prod{path}")
@@ -88,6 +139,8 @@ def request(
 
     status = response["statusCode"]
     assert 200 <= status < 300 or 400 <= status < 500, (status, response.get("body"))
+    documented = _documented_statuses(method, path)
+    assert documented is None or str(status) in documented, (method, path, status, response.get("body"))
     answer = json.loads(response["body"])
     # pytest --hypothesis-show-statistics: how far the examples got.
     hypothesis_event(f"{status} {answer['error']['code'] if status >= 400 else ''}")
@@ -126,12 +179,32 @@ def _documented_bodies() -> st.SearchStrategy[tuple[str, Any]]:
 
 @pytest.mark.usefixtures("offline")
 @FUZZ
-@given(route=_documented_bodies(), key=st.none() | HEADER_VALUES)
+@given(route=_documented_bodies(), key=st.none() | HEADER_VALUES, operator=st.booleans())
 def test_bodies_shaped_by_the_openapi_document_never_get_a_5xx(
-    pipeline: Pipeline, route: tuple[str, Any], key: str | None
+    pipeline: Pipeline, route: tuple[str, Any], key: str | None, operator: bool
 ) -> None:
     path, body = route
-    request("POST", path, json.dumps(body), {"Idempotency-Key": key} if key is not None else {})
+    caller = pipeline.env[config.ENV_OPERATOR_KEY_ID] if operator else None
+    request("POST", path, json.dumps(body), {"Idempotency-Key": key} if key is not None else {}, api_key_id=caller)
+
+
+QUERY_VALUES = st.one_of(
+    ANY_TEXT,
+    st.sampled_from(["pending", "dead", "cancelled", "0", "1", "100", "101", "-1", "1e3", ""]),
+    st.binary(max_size=60).map(lambda raw: base64.urlsafe_b64encode(raw).decode().rstrip("=")),
+)
+
+
+@pytest.mark.usefixtures("offline")
+@FUZZ
+@given(
+    path=st.sampled_from(["/jobs", "/jobs/x/children", "/jobs/x/deliveries", "/stats"]),
+    query=st.dictionaries(st.sampled_from(["status", "type", "limit", "cursor", "x"]), QUERY_VALUES, max_size=4),
+    operator=st.booleans(),
+)
+def test_list_queries_never_get_a_5xx(pipeline: Pipeline, path: str, query: dict[str, str], operator: bool) -> None:
+    caller = pipeline.env[config.ENV_OPERATOR_KEY_ID] if operator else None
+    request("GET", path, None, {}, query=query, api_key_id=caller)
 
 
 def _typed_payloads() -> st.SearchStrategy[dict[str, Any]]:

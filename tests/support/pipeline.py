@@ -70,15 +70,16 @@ class Pipeline:
         headers: dict[str, str] | None = None,
         raw_body: str | None = None,
         base64_body: bool = False,
+        api_key_id: str | None = None,
     ) -> ApiResponse:
+        """One request as API Gateway passes it on; `api_key_id` names the caller's key (by default the
+        client key of tests/events/api_post_job.json)."""
         event = copy.deepcopy(load_event("api_post_job.json"))
         event["httpMethod"] = method
         event["path"] = path
-        parts = path.strip("/").split("/")
-        if len(parts) == 2 and parts[0] == "jobs":
-            event["resource"], event["pathParameters"] = "/jobs/{jobId}", {"jobId": parts[1]}
-        else:
-            event["resource"], event["pathParameters"] = path, None
+        event["resource"], event["pathParameters"] = _resource(path)
+        if api_key_id is not None:
+            event["requestContext"]["identity"]["apiKeyId"] = api_key_id
         event["requestContext"]["httpMethod"] = method
         event["requestContext"]["resourcePath"] = event["resource"]
         event["requestContext"]["requestId"] = str(uuid.uuid4())
@@ -96,8 +97,11 @@ class Pipeline:
         headers.update(response.get("headers") or {})
         return ApiResponse(response["statusCode"], payload, headers)
 
-    def submit(self, job_type: str, payload: dict[str, Any], **extra: Any) -> str:
-        response = self.request("POST", "/jobs", {"type": job_type, "payload": payload, **extra})
+    def submit(
+        self, job_type: str, payload: dict[str, Any], *, api_key_id: str | None = None, **extra: Any
+    ) -> str:
+        body = {"type": job_type, "payload": payload, **extra}
+        response = self.request("POST", "/jobs", body, api_key_id=api_key_id)
         assert response.status == 202, response.body
         return str(response.body["jobId"])
 
@@ -206,6 +210,14 @@ class Pipeline:
             envelope = json.loads(record["Body"])
             found.append({"subject": envelope.get("Subject"), **json.loads(envelope["Message"])})
         return found
+
+
+def _resource(path: str) -> tuple[str, dict[str, str] | None]:
+    """The API Gateway resource a path matches, and its path parameters (literal parts win, as there)."""
+    parts = path.strip("/").split("/")
+    if len(parts) >= 2 and parts[0] == "jobs" and path.rstrip("/") not in ("/jobs/retry", "/jobs/cancel"):
+        return "/".join(["", "jobs", "{jobId}", *parts[2:]]), {"jobId": parts[1]}
+    return path, None
 
 
 def iter_all(sqs: Any, queue_url: str) -> Iterator[dict[str, Any]]:

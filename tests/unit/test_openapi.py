@@ -5,6 +5,8 @@ from pathlib import Path
 
 from lambdas import config
 from lambdas.handlers.api import openapi_document
+from lambdas.jobs import registry
+from lambdas.jobs.types import register_builtin_types
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
@@ -26,8 +28,55 @@ def test_the_document_describes_the_routes_and_the_error_shape() -> None:
         "name": "x-api-key",
         "in": "header",
     }
-    request = spec["components"]["schemas"]["SubmitJobRequest"]
-    assert set(request["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds"}
+
+
+
+def test_a_jobs_payload_is_described_by_its_types_model_one_schema_per_type() -> None:
+    register_builtin_types()
+    spec = json.loads(openapi_document())
+    schemas = spec["components"]["schemas"]
+    body = spec["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    public = sorted(registry.public_types(), key=lambda t: t.name)
+
+    assert body["discriminator"]["propertyName"] == "type"
+    assert set(body["discriminator"]["mapping"]) == {t.name for t in public}
+    assert body["oneOf"] == [{"$ref": ref} for ref in body["discriminator"]["mapping"].values()]
+    for job_type in public:
+        variant = schemas[body["discriminator"]["mapping"][job_type.name].rsplit("/", 1)[1]]
+        assert set(variant["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds"}
+        assert variant["properties"]["type"]["const"] == job_type.name
+        assert set(variant["required"]) == {"type", "payload"}
+        payload = schemas[variant["properties"]["payload"]["$ref"].rsplit("/", 1)[1]]
+        expected = job_type.payload_model.model_json_schema(by_alias=True)
+        assert set(payload["properties"]) == set(expected["properties"])
+        assert payload.get("required") == expected.get("required")
+
+
+# The error statuses each route answers besides 403 (API Gateway's, on every route), and no others: the
+# fuzz test (tests/integration/test_api_fuzz.py) checks every answer it gets is documented.
+ROUTE_ERRORS = {
+    ("post", "/jobs"): {"400", "409", "413", "422"},
+    ("get", "/jobs"): {"400"},
+    ("get", "/jobs/{jobId}"): {"400", "404"},
+    ("get", "/jobs/{jobId}/children"): {"400", "404"},
+    ("get", "/jobs/{jobId}/deliveries"): {"400", "404"},
+    ("post", "/jobs/{jobId}/retry"): {"400", "404", "409"},
+    ("post", "/jobs/{jobId}/cancel"): {"400", "404", "409"},
+    ("post", "/jobs/retry"): {"400"},
+    ("post", "/jobs/cancel"): {"400"},
+    ("get", "/stats"): set(),
+    ("post", "/uploads"): {"400"},
+}
+
+
+def test_each_route_documents_only_the_errors_it_gives() -> None:
+    spec = json.loads(openapi_document())
+    documented = {
+        (method, path): {status for status in operation["responses"] if status >= "400"}
+        for path, operations in spec["paths"].items()
+        for method, operation in operations.items()
+    }
+    assert documented == {route: {"403", *errors} for route, errors in ROUTE_ERRORS.items()}
 
 
 def test_the_document_names_the_nesting_limit_and_the_download_links() -> None:

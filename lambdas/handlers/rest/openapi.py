@@ -3,7 +3,8 @@
 `make openapi` writes the document to docs/openapi.json; a unit test keeps that file current.
 """
 
-from typing import Any
+import json
+from typing import Any, Final
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
@@ -12,6 +13,8 @@ from pydantic import BaseModel
 from lambdas import config
 from lambdas.models.api import ErrorResponse
 
+_REF: Final = "#/components/schemas/"
+_SUBMIT_REQUEST: Final = "SubmitJobRequest"
 _ERRORS: dict[int, str] = {
     400: (
         f"Malformed JSON, arrays or objects nested deeper than {config.MAX_JSON_DEPTH} levels, "
@@ -29,12 +32,16 @@ def _json(description: str, model: type[BaseModel]) -> OpenAPIResponse:
     return {"description": description, "content": {"application/json": {"model": model}}}
 
 
-def responses(status: int, description: str, model: type[BaseModel], *errors: int) -> dict[int, Any]:
-    """A route's documented answers: its success, 400 and 403 (every route), and the `errors` it adds."""
+def responses(
+    status: int, description: str, model: type[BaseModel], *errors: int | tuple[int, str]
+) -> dict[int, Any]:
+    """A route's documented answers: its success, 403 (API Gateway's, on every route), and the errors the
+    route itself gives: a status with its usual description, or (status, what it means on this route)."""
     documented: dict[int, OpenAPIResponse] = {status: _json(description, model)}
-    for error in (400, 403, *errors):
-        documented[error] = _json(_ERRORS[error], ErrorResponse)
-    return documented
+    for error in (403, *errors):
+        code, meaning = error if isinstance(error, tuple) else (error, _ERRORS[error])
+        documented[code] = _json(meaning, ErrorResponse)
+    return dict(sorted(documented.items()))
 
 
 def describe_api(app: APIGatewayRestResolver) -> str:
@@ -49,4 +56,40 @@ def describe_api(app: APIGatewayRestResolver) -> str:
         security_schemes={"apiKey": APIKey(name="x-api-key", in_=APIKeyIn.header)},
         security=[{"apiKey": []}],
     )
-    return app.get_openapi_json_schema() + "\n"
+    document = json.loads(app.get_openapi_json_schema())
+    _submit_by_type(document)
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _submit_by_type(document: dict[str, Any]) -> None:
+    """POST /jobs's body as one schema per public job type, told apart by `type` (a discriminated
+    `oneOf`), each with its type's payload model: what the handler checks, as a client can see it."""
+    from lambdas.jobs import registry
+    from lambdas.jobs.types import register_builtin_types
+
+    schemas = document["components"]["schemas"]
+    generic = schemas.pop(_SUBMIT_REQUEST)
+    register_builtin_types()
+    mapping = {}
+    for job_type in sorted(registry.public_types(), key=lambda t: t.name):
+        payload = job_type.payload_model.model_json_schema(by_alias=True, ref_template=_REF + "{model}")
+        for name, nested in payload.pop("$defs", {}).items():
+            if schemas.setdefault(name, nested) != nested:
+                raise ValueError(f"two payload models define a different {name}")
+        schemas[job_type.payload_model.__name__] = payload
+        name = "".join(part.title() for part in job_type.name.split("_")) + "Job"
+        schemas[name] = {
+            **generic,
+            "title": name,
+            "properties": {
+                **generic["properties"],
+                "type": {"type": "string", "const": job_type.name, "title": "Type"},
+                "payload": {"$ref": _REF + job_type.payload_model.__name__},
+            },
+        }
+        mapping[job_type.name] = _REF + name
+    body = document["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]
+    body["schema"] = {
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }

@@ -16,6 +16,7 @@ API_ENVIRONMENT = {
     config.ENV_QUEUE_URL: "q",
     config.ENV_UPLOADS_BUCKET: "b",
     config.ENV_OPERATOR_KEY_ID: "operator-key-id",
+    config.ENV_DLQ_URL: "dlq",
 }
 
 FAKE_DNS = {

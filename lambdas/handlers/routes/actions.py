@@ -1,0 +1,98 @@
+"""Acting on jobs: retry and cancel one (the caller's own, or any for the operator), and the operator's
+bulk retry and cancel, which start an ops job that does the work in the worker."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from lambdas.handlers.rest.links import job_url
+from lambdas.handlers.rest.openapi import responses
+from lambdas.handlers.rest.services import caller, services
+from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
+
+router = Router()
+
+JobId = Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]
+_NOT_FOUND = (404, "No such job, or one another client's key submitted.")
+_OPERATOR_ONLY = (403, "Missing or invalid API key (answered by API Gateway), or a client's key: bulk actions are the operator's.")
+
+
+def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
+    return Response(
+        status_code=202,
+        content_type=content_types.APPLICATION_JSON,
+        body=SubmitJobResponse(job_id=job_id, status=status),
+        headers={"Location": job_url(router.current_event, job_id)},
+    )
+
+
+@router.post(
+    "/jobs/<jobId>/retry",
+    summary="Retry a job",
+    description=(
+        "A `dead` job goes back to `pending` with a fresh attempt budget; a finished fan-out retries its dead "
+        "children and goes back to `waiting`. Its history keeps the earlier attempts."
+    ),
+    responses=responses(
+        202, "Retrying", SubmitJobResponse, 400, _NOT_FOUND, (409, "The job is not in a state that can be retried (`not_retryable`).")
+    ),
+)
+def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
+    from lambdas.lifecycle.actions import retry_job as retry
+
+    found = services()
+    job = retry(found.store, found.queue, caller(router.current_event), job_id)
+    return _accepted(job.job_id, job.status.value)
+
+
+@router.post(
+    "/jobs/<jobId>/cancel",
+    summary="Cancel a job",
+    description=(
+        "A `pending` job becomes `cancelled` and never runs; a `waiting` fan-out cancels its pending "
+        "children, then itself."
+    ),
+    responses=responses(
+        200, "Cancelled", JobView, 400, _NOT_FOUND, (409, "The job is not in a state that can be cancelled (`not_cancellable`).")
+    ),
+)
+def cancel_job(job_id: JobId) -> JobView:
+    from lambdas.lifecycle.actions import cancel_job as cancel
+
+    return JobView.of(cancel(services().store, caller(router.current_event), job_id))
+
+
+def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
+    from lambdas.lifecycle.actions import start_bulk
+
+    found = services()
+    job = start_bulk(found.store, found.queue, caller(router.current_event), action, request)
+    return _accepted(job.job_id, job.status.value)
+
+
+@router.post(
+    "/jobs/retry",
+    summary="Retry jobs in bulk (operator)",
+    description=(
+        "Starts an ops job (type `bulk_action`) that retries every matching job (default status `dead`); "
+        "follow its progress in its `result` at the Location."
+    ),
+    responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
+)
+def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
+    return _bulk("retry", request)
+
+
+@router.post(
+    "/jobs/cancel",
+    summary="Cancel jobs in bulk (operator)",
+    description=(
+        "Starts an ops job (type `bulk_action`) that cancels every matching job (default status "
+        "`pending`); follow its progress in its `result` at the Location."
+    ),
+    responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
+)
+def bulk_cancel(request: BulkRequest) -> Response[SubmitJobResponse]:
+    return _bulk("cancel", request)
