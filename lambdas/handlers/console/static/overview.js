@@ -55,11 +55,14 @@ function queues(queue, deadLetters) {
   );
 }
 
+const anyMore = (stats) =>
+  [stats.statuses, stats.types].some((tallies) => Object.values(tallies || {}).some((tally) => tally.more));
+
 function render(body, stats) {
   replace(
     body,
     el('section', { 'aria-labelledby': 'by-status' }, el('h2', { id: 'by-status' }, 'Jobs by status'), statusCards(stats.statuses || {})),
-    stats.more ? el('p', { class: 'muted' }, 'A count shown with + is where the API stopped counting: at least that many.') : null,
+    anyMore(stats) ? el('p', { class: 'muted' }, 'A count shown with + is where the API stopped counting: at least that many.') : null,
     el(
       'div',
       { class: 'columns' },
@@ -71,6 +74,7 @@ function render(body, stats) {
       { 'aria-labelledby': 'finished' },
       el('h2', { id: 'finished' }, 'Finished per minute, last hour'),
       finishedChart(stats.finishedPerMinute),
+      stats.more ? el('p', { class: 'muted' }, 'More jobs finished than the API counted: the chart shows the first it found.') : null,
     ),
   );
 }
