@@ -270,7 +270,8 @@ def test_retry_all_dead_is_refused_to_a_client_and_started_for_the_operator(
     console.confirm("Retry all dead")
     page.get_by_role("status").filter(has_text="Bulk retry started").get_by_role("link").click()
 
-    expect(page.locator("pre.json").last).to_contain_text('"action": "retry"')
+    result = page.locator("section", has=page.get_by_role("heading", name="Result", exact=True))
+    expect(result).to_contain_text('"action": "retry"')
     operator.wait_until(lambda: len(operator.job(dead)["history"]) == 2, what="the dead job's second attempt")
 
 
