@@ -50,9 +50,9 @@ def receiver() -> Iterator[str]:
 
 
 def _finished(job_ids: list[str]) -> bool:
-    from lambdas.handlers import api
+    from lambdas.handlers.rest.services import services
 
-    store, _queue = api._services()
+    store = services().store
     return all(job is not None and job.status.finished for job in map(store.get, job_ids))
 
 

@@ -153,7 +153,7 @@ def report(writes: Writes, rate: int) -> list[str]:
     lines = [
         f"{rate} jobs/s over {len(writes.table)} virtual seconds; one partition takes {PARTITION_WRITE_UNITS} WCU/s"
     ]
-    for name, per_second in (("table", writes.table), (f"index {schema.STATUS_INDEX}", writes.index)):
+    for name, per_second in (("table", writes.table), (f"index {schema.STATUS_INDEX.name}", writes.index)):
         hottest = Counter[str]()
         for counts in per_second.values():
             for key, n in counts.items():

@@ -115,12 +115,11 @@ def running_stack() -> Iterator[Stack]:
 
 
 def reset_handlers() -> None:
-    from lambdas.handlers import api, worker
+    from lambdas.handlers import worker
     from lambdas.models import settings
 
     clients.reset()
-    settings.reset()
-    api._services.cache_clear()
+    settings.reset()  # the api's services too (lambdas.handlers.rest.services)
     worker._worker.cache_clear()
 
 

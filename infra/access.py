@@ -18,6 +18,7 @@ from aws_cdk import aws_iam as iam
 class Resource(StrEnum):
     JOBS_TABLE = "jobs table"
     STATUS_INDEX = "jobs table, byStatus index"
+    LIST_INDEXES = "jobs table, byStatusTime, byOwnerStatus, byOwner, byCreated indexes"
     DELIVERIES_TABLE = "deliveries table"
     MAIN_QUEUE = "main queue"
     DEAD_LETTER_QUEUE = "dead-letter queue"
@@ -46,11 +47,21 @@ _POLLED: Final = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMes
 
 ACCESS: Final[Mapping[str, Access]] = {
     # submit: PutItem (conditional), GetItem (an idempotent repeat, GET /jobs/{id}); SendMessage;
+    # lists: Query on the list indexes, then BatchGetItem for the page's items (children are read the
+    # same way); retry and cancel: UpdateItem, with a fan-out's parent in TransactWriteItems, then
+    # SendMessage (a bulk action is a job: PutItem, SendMessage); deliveries: Query on the log table.
     # POST /uploads presigns a PutObject; process_file's submission check is a HeadObject (GetObject),
     # and ListBucket turns HeadObject's answer for a missing key from 403 into 404. GET /jobs/{id} presigns
     # a GetObject for each file a done job wrote.
     "api": {
-        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+        Resource.JOBS_TABLE: (
+            "dynamodb:BatchGetItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+        ),
+        Resource.LIST_INDEXES: ("dynamodb:Query",),
+        Resource.DELIVERIES_TABLE: ("dynamodb:Query",),
         # GET /stats reads both queues' approximate depths.
         Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
         Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
@@ -88,9 +99,10 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.ALERTS_KEY: ("kms:Decrypt", "kms:GenerateDataKey"),
         **_EVERY_FUNCTION,
     },
-    # query byStatus for overdue jobs, requeue/settle them (UpdateItem; GetItem reads a parent), re-send.
+    # query byStatus (keys only) for overdue jobs and read them back (BatchGetItem), requeue/settle them
+    # (UpdateItem; GetItem reads a parent), re-send.
     "recovery": {
-        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+        Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
         Resource.STATUS_INDEX: ("dynamodb:Query",),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,

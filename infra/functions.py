@@ -194,7 +194,7 @@ def stack_environment(
     return {
         config.ENV_JOBS_TABLE: tables.jobs.table_name,
         config.ENV_DELIVERIES_TABLE: tables.deliveries.table_name,
-        config.ENV_STATUS_SHARDS: str(config.STATUS_SHARDS),
+        config.ENV_STATUS_SHARDS: str(settings.status_shards),
         config.ENV_FINISHED_TTL_DAYS: str(config.FINISHED_TTL_DAYS),
         config.ENV_QUEUE_URL: queues.main.queue_url,
         config.ENV_DLQ_URL: queues.dead_letter.queue_url,

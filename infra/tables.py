@@ -44,12 +44,18 @@ class JobTables(Construct):
         super().__init__(scope, construct_id)
 
         self.jobs = _table(self, "JobsTable", schema.JOBS_PK, deletion_protection=deletion_protection)
-        self.jobs.add_global_secondary_index(
-            index_name=schema.STATUS_INDEX,
-            partition_key=dynamodb.Attribute(name=schema.STATUS_INDEX_PK, type=_S),
-            sort_key=dynamodb.Attribute(name=schema.STATUS_INDEX_SK, type=_N),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
+        for index in schema.JOB_INDEXES:
+            # Keys only, or INCLUDE of attributes that never change: a write that moves none of an
+            # index's keys costs that index nothing (docs/design.md, capacity).
+            self.jobs.add_global_secondary_index(
+                index_name=index.name,
+                partition_key=dynamodb.Attribute(name=index.partition_key, type=_S),
+                sort_key=dynamodb.Attribute(name=index.sort_key, type=_N if index.numeric_sort_key else _S),
+                projection_type=dynamodb.ProjectionType.INCLUDE
+                if index.include
+                else dynamodb.ProjectionType.KEYS_ONLY,
+                non_key_attributes=list(index.include) or None,
+            )
         self.deliveries = _table(
             self,
             "DeliveriesTable",
@@ -70,7 +76,12 @@ class JobTables(Construct):
             access,
             {
                 Resource.JOBS_TABLE: self.jobs.table_arn,
-                Resource.STATUS_INDEX: f"{self.jobs.table_arn}/index/{schema.STATUS_INDEX}",
+                Resource.STATUS_INDEX: f"{self.jobs.table_arn}/index/{schema.STATUS_INDEX.name}",
+                Resource.LIST_INDEXES: [
+                    f"{self.jobs.table_arn}/index/{index.name}"
+                    for index in schema.JOB_INDEXES
+                    if index is not schema.STATUS_INDEX
+                ],
                 Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
             },
         )

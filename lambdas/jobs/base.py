@@ -105,6 +105,9 @@ class JobContext:
     signing_secret: Callable[[], str]  # the webhook signing secret, as stored
     send_email: SendEmail
     record_delivery: Callable[[DeliveryAttempt], None]
+    # Operator bulk actions (the internal `bulk_action` type): apply one to the jobs its filter matches,
+    # resuming from the progress saved in the job; returns the result, or ContinueLater.
+    bulk_action: Callable[[Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +116,14 @@ class SubmissionContext:
 
     settings: ApiSettings
     uploads: Uploads
+
+
+@dataclass(frozen=True)
+class ContinueLater:
+    """Returned by a job that used its time budget and saved its progress: the worker ends this attempt
+    without counting it against `maxAttempts` and delivers the message again at once."""
+
+    result: Any = None
 
 
 @dataclass(frozen=True)

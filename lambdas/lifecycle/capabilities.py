@@ -6,6 +6,7 @@ get a `SubmissionContext` built once per process from the API's settings. Each c
 the attempt it was made for: results go under the job's own prefix, the parent read is the job's own.
 """
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
@@ -74,6 +75,7 @@ class WorkerCapabilities:
         max_attempts: int,
         parent_id: str | None,
         remaining_ms: Callable[[], int],
+        owner: str = "",
     ) -> JobContext:
         return JobContext(
             job_id=job_id,
@@ -85,17 +87,27 @@ class WorkerCapabilities:
             settings=self._settings,
             uploads=self._uploads,
             results=JobResults(self._results, job_id),
-            create_children=self._create_children,
+            create_children=functools.partial(self._create_children, owner),
             read_parent=functools.partial(self._read_job, parent_id),
             signing_secret=self._signing_secret,
             send_email=self._send_email,
             record_delivery=self._deliveries.record,
+            bulk_action=functools.partial(self._bulk_action, job_id, attempt, remaining_ms),
         )
 
-    def _create_children(self, children: Sequence[NewJob]) -> CreatedChildren:
-        created = self._store.create_children(children)
+    def _create_children(self, owner: str, children: Sequence[NewJob]) -> CreatedChildren:
+        # Children belong to their parent's owner, whatever the job type put in them.
+        created = self._store.create_children([dataclasses.replace(c, owner=owner) for c in children])
         unsent = self._queue.send_many(created)
         return CreatedChildren(created=len(created), unsent=len(unsent))
+
+    def _bulk_action(
+        self, job_id: str, attempt: int, remaining_ms: Callable[[], int], payload: Mapping[str, Any]
+    ) -> Any:
+        # Imported on first use: only the operator's bulk jobs need the listing and the API models.
+        from lambdas.lifecycle.bulk import run_bulk
+
+        return run_bulk(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
     def _read_job(self, job_id: str | None) -> Job | None:
         return None if job_id is None else self._store.get(job_id)

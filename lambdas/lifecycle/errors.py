@@ -24,3 +24,19 @@ class JobTooLargeError(ValueError):
         super().__init__(f"the job would be stored as {size} bytes; {limit} bytes allowed")
         self.size = size
         self.limit = limit
+
+
+class InvalidCursorError(ValueError):
+    """A list's cursor is not one this API handed out (or was made for another query)."""
+
+
+class NotRetryableError(Exception):
+    """Only a dead job, or a finished fan-out with dead children, can be retried."""
+
+
+class NotCancellableError(Exception):
+    """Only a pending job, or a waiting fan-out, can be cancelled."""
+
+
+class ForbiddenError(PermissionError):
+    """The caller's key may not do this (bulk actions are the operator's)."""

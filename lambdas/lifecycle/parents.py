@@ -19,7 +19,7 @@ def settle(store: JobStore, parent_id: str, recheck_seconds: int) -> Job | None:
     if not parent.children.complete:
         store.postpone_check(parent_id, recheck_seconds)
         return None
-    finished = store.finish_parent(parent_id)
+    finished = store.finish_parent(parent)
     if finished is not None:
         log_transition(parent_id, parent.job_type, JobStatus.WAITING, JobStatus.DONE, parent.attempts)
     return finished

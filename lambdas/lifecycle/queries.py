@@ -1,12 +1,5 @@
-"""Reading jobs back: what `GET /jobs/{jobId}` asks of the lifecycle."""
+"""Reading jobs back: `GET /jobs/{jobId}` asks `find_job`, scoped by the caller (see `operations`)."""
 
-from lambdas.lifecycle.errors import JobNotFoundError
-from lambdas.models.job import Job
-from lambdas.store.jobs import JobStore
+from lambdas.lifecycle.operations import find_job
 
-
-def find_job(store: JobStore, job_id: str) -> Job:
-    job = store.get(job_id)
-    if job is None:
-        raise JobNotFoundError(f"no job {job_id}")
-    return job
+__all__ = ["find_job"]

@@ -82,6 +82,7 @@ def submit(
         max_attempts=request.max_attempts,
         delay_seconds=request.delay_seconds,
         request_hash=request_hash,
+        owner=caller,
     )
     try:
         job = store.put_new(new)

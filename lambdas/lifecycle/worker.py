@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import AwaitChildren, ContinueLater, PermanentJobError, RetryableJobError
 from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.capabilities import WorkerCapabilities
@@ -137,6 +137,7 @@ class Worker:
         context = self._capabilities.context(
             job_id=job.job_id,
             job_type=job.job_type,
+            owner=job.owner,
             attempt=job.attempts,
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,
@@ -157,6 +158,8 @@ class Worker:
     def _succeed(self, message: QueueMessage, job: Job, result: Any, started: float) -> MessageResult:
         elapsed = _elapsed_ms(started)
         try:
+            if isinstance(result, ContinueLater):
+                return self._continue(message, job, result, elapsed)
             if isinstance(result, AwaitChildren):
                 self._store.await_children(
                     job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
@@ -173,6 +176,20 @@ class Worker:
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DONE, job.attempts)
         self._settle_parent(job)
         return MessageResult(message.message_id, Outcome.SUCCEEDED, job.job_type, elapsed)
+
+    def _continue(
+        self, message: QueueMessage, job: Job, later: ContinueLater, elapsed: float
+    ) -> MessageResult:
+        """The job saved its progress and goes on in a fresh delivery, now, without spending an attempt."""
+        try:
+            self._store.continue_later(job, later.result)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        log_transition(
+            job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
+        )
+        self._queue.change_visibility(message.receipt_handle, 0)
+        return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
 
     def _retry(
         self, message: QueueMessage, job: Job, error: str, retry_after: float | None, started: float

@@ -1,12 +1,14 @@
 """The HTTP API's request and response bodies (camelCase on the wire)."""
 
-from typing import Any, Self
+import dataclasses
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.deliveries import DeliveryAttempt
+from lambdas.models.job import Attempt, Job, JobStatus
 from lambdas.models.timestamps import iso_time
 
 
@@ -38,6 +40,37 @@ class ChildrenView(_Wire):
     pending: int = Field(description="Children not finished yet.")
     delivered: int = Field(description="Children that succeeded (state `done`).")
     failed: int = Field(description="Children that were given up on (state `dead`).")
+    cancelled: int = Field(default=0, description="Children cancelled before they ran.")
+
+
+class HistoryEntry(_Wire):
+    attempt: int = Field(description="Counts up across manual retries.")
+    started_at: str
+    ended_at: str | None = None
+    outcome: str | None = Field(default=None, description="done, retry, dead or expired; null while running.")
+    error: str | None = None
+
+    @classmethod
+    def of(cls, attempt: Attempt) -> Self:
+        outcome = attempt.outcome.value if attempt.outcome else None
+        return cls(
+            attempt=attempt.attempt,
+            started_at=attempt.started_at,
+            ended_at=attempt.ended_at,
+            outcome=outcome,
+            error=attempt.error,
+        )
+
+
+HISTORY_SHOWN = 10
+
+
+def history_of(job: Job) -> list[HistoryEntry]:
+    """The last attempts, oldest first, the running one (if any) last."""
+    entries = [HistoryEntry.of(attempt) for attempt in job.history]
+    if job.status is JobStatus.PROCESSING and job.attempt_started_at:
+        entries.append(HistoryEntry(attempt=job.attempt_total, started_at=job.attempt_started_at))
+    return entries[-HISTORY_SHOWN:]
 
 
 class DownloadView(_Wire):
@@ -59,6 +92,7 @@ class JobView(_Wire):
     result: Any = None
     created_at: str
     updated_at: str
+    status_at: str = Field(description="When the job entered its current status.")
     next_attempt_at: str | None = Field(default=None, description="When a pending job is due to run again.")
     parent_id: str | None = None
     children: ChildrenView | None = Field(
@@ -68,30 +102,123 @@ class JobView(_Wire):
         default=None,
         description="For a done job that wrote files (process_file): a fresh presigned URL for each, on every read.",
     )
+    history: list[HistoryEntry] = Field(
+        default_factory=list, description="The last 10 attempts, oldest first."
+    )
 
     @classmethod
     def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
         counts = job.children
         return cls(
-            job_id=job.job_id,
-            type=job.job_type,
-            status=job.status.value,
+            **summary_fields(job),
             payload=job.payload,
-            attempts=job.attempts,
-            max_attempts=job.max_attempts,
-            last_error=job.last_error,
             result=job.result,
-            created_at=job.created_at,
-            updated_at=job.updated_at,
+            history=history_of(job),
             next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,
-            parent_id=job.parent_id,
             downloads=downloads or None,
             children=None
             if counts is None
             else ChildrenView(
-                total=counts.total, pending=counts.pending, delivered=counts.done, failed=counts.dead
+                total=counts.total,
+                pending=counts.pending,
+                delivered=counts.done,
+                failed=counts.dead,
+                cancelled=counts.cancelled,
             ),
         )
+
+
+def status_time(job: Job) -> str:
+    return iso_time(job.status_at / 1000) if job.status_at else job.updated_at
+
+
+def summary_fields(job: Job) -> dict[str, Any]:
+    """What a job's summary and its full view share."""
+    return {
+        "job_id": job.job_id,
+        "type": job.job_type,
+        "status": job.status.value,
+        "attempts": job.attempts,
+        "max_attempts": job.max_attempts,
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+        "status_at": status_time(job),
+        "last_error": job.last_error,
+        "parent_id": job.parent_id,
+    }
+
+
+class JobSummary(_Wire):
+    job_id: str
+    type: str
+    status: str
+    attempts: int
+    max_attempts: int
+    created_at: str
+    updated_at: str
+    status_at: str
+    last_error: str | None
+    parent_id: str | None
+
+    @classmethod
+    def of(cls, job: Job) -> Self:
+        return cls(**summary_fields(job))
+
+
+class JobPage(_Wire):
+    jobs: list[JobSummary]
+    next_cursor: str | None
+
+
+class ChildSummary(_Wire):
+    job_id: str
+    endpoint_id: str
+    url: str
+    status: str
+    attempts: int
+    last_error: str | None
+
+
+class ChildPage(_Wire):
+    children: list[ChildSummary]
+    next_cursor: str | None
+
+
+class DeliveryView(_Wire):
+    delivery_id: str
+    endpoint_id: str
+    attempt: int
+    attempted_at: str
+    outcome: str
+    http_status: int | None
+    latency_ms: int
+    response: str | None
+    error: str | None
+
+    @classmethod
+    def of(cls, attempt: DeliveryAttempt) -> Self:
+        fields = dataclasses.asdict(attempt)
+        del fields["fanout_id"], fields["event_type"]
+        return cls(**{**fields, "outcome": attempt.outcome.value})
+
+
+class DeliveryPage(_Wire):
+    deliveries: list[DeliveryView]
+    next_cursor: str | None
+
+
+class BulkRequest(_Wire):
+    status: JobStatus | None = Field(
+        default=None, description="Jobs in this status (default: dead for retry, pending for cancel)."
+    )
+    type: str | None = Field(default=None, min_length=1, max_length=64)
+    before: AwareDatetime | None = Field(
+        default=None, description="Only jobs that entered the status before this time."
+    )
+    limit: int = Field(default=1000, ge=1, le=10_000, description="At most this many jobs are matched.")
+
+
+BulkAction = Literal["retry", "cancel"]
 
 
 class ErrorDetail(_Wire):

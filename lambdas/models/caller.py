@@ -1,9 +1,13 @@
-"""Who is calling the API: the owner recorded on the jobs it submits, and whether it sees every job."""
+"""Who is asking: the API key's id (the owner of the jobs it submits) and whether it is the operator's."""
 
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Caller:
-    owner: str  # the API key's id (API Gateway's, never the key's value)
+    owner: str
     operator: bool = False
+
+    def sees(self, job_owner: str) -> bool:
+        """A client sees only its own jobs; the operator sees every job."""
+        return self.operator or job_owner == self.owner

@@ -12,10 +12,29 @@ class JobStatus(StrEnum):
     WAITING = "waiting"
     DONE = "done"
     DEAD = "dead"
+    CANCELLED = "cancelled"  # by a caller, before it ran (or while its fan-out waited)
 
     @property
     def finished(self) -> bool:
-        return self in (JobStatus.DONE, JobStatus.DEAD)
+        return self in (JobStatus.DONE, JobStatus.DEAD, JobStatus.CANCELLED)
+
+
+class AttemptOutcome(StrEnum):
+    DONE = "done"  # the job succeeded, or handed its work to children
+    RETRY = "retry"
+    DEAD = "dead"
+    EXPIRED = "expired"  # the lease ran out: the worker crashed or timed out
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt in a job's history; `ended_at` and `outcome` are None while it runs."""
+
+    attempt: int
+    started_at: str
+    ended_at: str | None = None
+    outcome: AttemptOutcome | None = None
+    error: str | None = None
 
 
 class AlertClaim(StrEnum):
@@ -31,14 +50,15 @@ class ChildCounts:
     total: int
     done: int
     dead: int
+    cancelled: int = 0
 
     @property
     def pending(self) -> int:
-        return max(self.total - self.done - self.dead, 0)
+        return max(self.total - self.done - self.dead - self.cancelled, 0)
 
     @property
     def complete(self) -> bool:
-        return self.done + self.dead >= self.total
+        return self.done + self.dead + self.cancelled >= self.total
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,12 @@ class Job:
     children: ChildCounts | None = None
     request_hash: str | None = None
     alerted: bool = False
+    owner: str = ""
+    status_at: int = 0  # epoch milliseconds the current status was entered
+    # Counts every attempt the job ever started; `attempts` restarts at 0 on a manual retry.
+    attempt_total: int = 0
+    attempt_started_at: str | None = None
+    history: tuple[Attempt, ...] = ()  # the last HISTORY_SLOTS ended attempts, oldest first
 
 
 @dataclass(frozen=True)
@@ -69,3 +95,4 @@ class NewJob:
     delay_seconds: int = 0
     parent_id: str | None = None
     request_hash: str | None = None
+    owner: str = ""

@@ -32,7 +32,9 @@ class Environment(BaseModel):
 
 class JobsTableSettings(Environment):
     jobs_table: str = Field(alias=config.ENV_JOBS_TABLE, min_length=1)
-    status_shards: int = Field(alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=64)
+    status_shards: int = Field(
+        alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=config.MAX_STATUS_SHARDS
+    )
     finished_ttl_days: int = Field(alias=config.ENV_FINISHED_TTL_DAYS, default=config.FINISHED_TTL_DAYS, ge=1)
 
 
@@ -53,6 +55,8 @@ class UploadsSettings(Environment):
 
 class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
+    # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
+    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
     # The key id API Gateway reports for the operator key (never its value): that caller sees every job.
     operator_key_id: str = Field(alias=config.ENV_OPERATOR_KEY_ID, min_length=1)
     dead_letter_queue_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth

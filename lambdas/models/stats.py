@@ -12,7 +12,9 @@ class Tally(_Wire):
 
 class QueueView(_Wire):
     visible: int = Field(description="Messages waiting to be received (ApproximateNumberOfMessages).")
-    in_flight: int = Field(description="Messages received and not yet deleted (being worked on, or backing off).")
+    in_flight: int = Field(
+        description="Messages received and not yet deleted (being worked on, or backing off)."
+    )
     delayed: int = Field(description="Messages sent with a delay that has not run out yet.")
     oldest_pending_age_seconds: float | None = Field(
         description="How long the caller's oldest `pending` job has been pending; null when there is none."
@@ -20,7 +22,9 @@ class QueueView(_Wire):
 
 
 class DeadLetterQueueView(_Wire):
-    visible: int = Field(description="Messages in the dead-letter queue not yet taken by the dead_letter function.")
+    visible: int = Field(
+        description="Messages in the dead-letter queue not yet taken by the dead_letter function."
+    )
 
 
 class MinuteView(_Wire):
@@ -30,11 +34,17 @@ class MinuteView(_Wire):
 
 
 class StatsView(_Wire):
-    statuses: dict[str, Tally] = Field(description="The caller's jobs per state (every state, zeros included).")
-    types: dict[str, Tally] = Field(description="The caller's jobs per type, among at most the newest 1,000 jobs.")
+    statuses: dict[str, Tally] = Field(
+        description="The caller's jobs per state (every state, zeros included)."
+    )
+    types: dict[str, Tally] = Field(
+        description="The caller's jobs per type, among at most the newest 1,000 jobs."
+    )
     queue: QueueView = Field(description="The main queue (the whole pipeline's, not only the caller's).")
     dead_letter_queue: DeadLetterQueueView
     finished_per_minute: list[MinuteView] = Field(
         description="The caller's jobs that ended `done` or `dead`, per minute over the last hour, oldest first."
     )
-    more: bool = Field(description="finishedPerMinute stopped at its bound: more jobs finished than it shows.")
+    more: bool = Field(
+        description="finishedPerMinute stopped at its bound: more jobs finished than it shows."
+    )

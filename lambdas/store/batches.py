@@ -26,12 +26,14 @@ def get_all(
     ddb: Any,
     table: str,
     keys: Sequence[dict[str, Any]],
-    projection: str,
+    projection: str | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The items found for `keys` (consistent reads), projected to `projection`."""
+    """The items found for `keys` (consistent reads), projected to `projection` (whole items if None)."""
     for chunk in _chunks(keys, GET_LIMIT):
-        request = {table: {"Keys": chunk, "ProjectionExpression": projection, "ConsistentRead": True}}
+        request: dict[str, Any] = {table: {"Keys": chunk, "ConsistentRead": True}}
+        if projection:
+            request[table]["ProjectionExpression"] = projection
         for response in _until_processed(ddb.batch_get_item, request, "UnprocessedKeys", sleep):
             yield from response["Responses"].get(table, [])
 

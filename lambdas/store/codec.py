@@ -1,8 +1,13 @@
 """The jobs table's item shape: a Job to and from its DynamoDB item, one place that knows attribute names.
 
 Payloads and results are stored as compact JSON in UTF-8 (no `\\u` escapes, which would triple the
-size of non-ASCII text). Times are ISO 8601 UTC (`...Z`); `dueAt` is epoch milliseconds so the
-status index can sort and compare it.
+size of non-ASCII text). Times are ISO 8601 UTC (`...Z`); `dueAt` and `statusAt` are epoch
+milliseconds so the indexes can sort and compare them. The index key attributes (`schema`) are written
+here only, from the job's id, owner and status.
+
+The attempt history is HISTORY_SLOTS top-level map attributes (`history0`..), an attempt's entry in
+slot `attemptTotal % HISTORY_SLOTS`: set in the same update that ends the attempt, it needs no read
+and no list to trim, and stays bounded.
 """
 
 import json
@@ -12,7 +17,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from lambdas.models.job import ChildCounts, Job, JobStatus, NewJob
+from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.store import schema
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
@@ -23,7 +28,17 @@ MAX_ERROR_CHARS = 2000
 ALERTED_AT = "alertedAt"
 ALERT_CLAIMED_UNTIL = "alertClaimedUntil"
 # Which parent counter a child's terminal state moves.
-TERMINAL_COUNTER = {JobStatus.DONE: "childrenDone", JobStatus.DEAD: "childrenDead"}
+TERMINAL_COUNTER = {
+    JobStatus.DONE: "childrenDone",
+    JobStatus.DEAD: "childrenDead",
+    JobStatus.CANCELLED: "childrenCancelled",
+}
+HISTORY_SLOTS = 10
+HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays for its whole size
+ATTEMPT_TOTAL = "attemptTotal"
+ATTEMPT_STARTED_AT = "attemptStartedAt"
+# Items written before owners existed; no API key id looks like this.
+NO_OWNER = "-"
 
 
 def millis(epoch_seconds: float) -> int:
@@ -60,6 +75,7 @@ def job_from_values(raw: dict[str, Any]) -> Job:
             total=int(raw["childrenTotal"]),
             done=int(raw.get("childrenDone", 0)),
             dead=int(raw.get("childrenDead", 0)),
+            cancelled=int(raw.get("childrenCancelled", 0)),
         )
     return Job(
         job_id=raw[schema.JOBS_PK],
@@ -70,14 +86,48 @@ def job_from_values(raw: dict[str, Any]) -> Job:
         max_attempts=int(raw["maxAttempts"]),
         created_at=raw["createdAt"],
         updated_at=raw["updatedAt"],
-        due_at=int(raw[schema.STATUS_INDEX_SK]),
+        due_at=int(raw.get(schema.DUE_AT, 0)),
         last_error=raw.get("lastError"),
         result=json.loads(raw["result"]) if "result" in raw else None,
         parent_id=raw.get("parentId"),
         children=children,
         request_hash=raw.get("requestHash"),
         alerted=ALERTED_AT in raw,
+        owner=raw.get("owner", ""),
+        status_at=int(raw.get(schema.STATUS_AT, 0)),
+        attempt_total=int(raw.get(ATTEMPT_TOTAL, raw["attempts"])),
+        attempt_started_at=raw.get(ATTEMPT_STARTED_AT),
+        history=_history(raw),
     )
+
+
+def _history(raw: dict[str, Any]) -> tuple[Attempt, ...]:
+    entries = [raw[f"history{slot}"] for slot in range(HISTORY_SLOTS) if f"history{slot}" in raw]
+    return tuple(
+        Attempt(
+            attempt=int(entry["attempt"]),
+            started_at=entry["startedAt"],
+            ended_at=entry.get("endedAt"),
+            outcome=AttemptOutcome(entry["outcome"]) if entry.get("outcome") else None,
+            error=entry.get("error"),
+        )
+        for entry in sorted(entries, key=lambda e: int(e["attempt"]))
+    )
+
+
+def history_entry(
+    attempt: int, started_at: str | None, ended: float, outcome: AttemptOutcome, error: str | None = None
+) -> dict[str, Any]:
+    """The attribute (name -> value) that records one ended attempt in its history slot."""
+    entry: dict[str, Any] = {
+        "attempt": attempt,
+        "startedAt": started_at or iso_time(ended),
+        "endedAt": iso_time(ended),
+        "outcome": outcome.value,
+    }
+    if error:
+        entry["error"] = error[:HISTORY_ERROR_CHARS]
+    return {f"history{attempt % HISTORY_SLOTS}": entry}
 
 
 def item_size(item: dict[str, Any]) -> int:
@@ -97,36 +147,64 @@ def _value_size(value: dict[str, Any]) -> int:
 
 
 @dataclass(frozen=True)
+class State:
+    """The attributes a move to a status sets and removes (its index keys, its clock fields)."""
+
+    assign: dict[str, Any]
+    remove: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class JobItems:
-    """Builds the attributes a job's writes carry: its state, status index key and clock fields."""
+    """Builds the attributes a job's writes carry: its state, index keys and clock fields."""
 
     shards: int
     ttl_seconds: int
 
-    def shard(self, job_id: str, status: JobStatus) -> str:
-        return f"{status.value}#{zlib.crc32(job_id.encode()) % self.shards}"
+    def shard_of(self, job_id: str) -> int:
+        return zlib.crc32(job_id.encode()) % self.shards
 
-    def state(self, job_id: str, status: JobStatus, due_at: float, now: float) -> dict[str, Any]:
-        state: dict[str, Any] = {
+    def shard(self, job_id: str, status: JobStatus) -> str:
+        return f"{status.value}#{self.shard_of(job_id)}"
+
+    def state(self, job_id: str, owner: str, status: JobStatus, due_at: float, now: float) -> State:
+        """Entering `status`. A live state keeps `dueAt` (the sweeper's index) and no TTL; a finished
+        one drops `dueAt`, so the sparse `byStatus` index forgets it, and expires after the TTL.
+        `processing` drops the owner's status key: a claim knows only the job id (see docs/design.md)."""
+        assign: dict[str, Any] = {
             "status": status.value,
-            schema.STATUS_INDEX_PK: self.shard(job_id, status),
-            schema.STATUS_INDEX_SK: millis(due_at),
+            schema.STATUS_SHARD: self.shard(job_id, status),
+            schema.STATUS_AT: millis(now),
             "updatedAt": iso_time(now),
         }
+        remove: list[str] = []
+        if status is JobStatus.PROCESSING:
+            remove.append(schema.OWNER_STATUS_SHARD)
+        else:
+            assign[schema.OWNER_STATUS_SHARD] = f"{owner or NO_OWNER}#{self.shard(job_id, status)}"
         if status.finished:
-            state[schema.TTL_ATTRIBUTE] = int(now) + self.ttl_seconds
-        return state
+            assign[schema.TTL_ATTRIBUTE] = int(now) + self.ttl_seconds
+            remove.append(schema.DUE_AT)
+        else:
+            assign[schema.DUE_AT] = millis(due_at)
+            remove.append(schema.TTL_ATTRIBUTE)
+        return State(assign, tuple(remove))
 
     def new_item(self, new: NewJob, now: float) -> dict[str, Any]:
         """A new pending job's marshalled item; ItemTooLargeError when DynamoDB would refuse it."""
+        shard = self.shard_of(new.job_id)
         values: dict[str, Any] = {
             schema.JOBS_PK: new.job_id,
             "jobType": new.job_type,
             "payload": compact_json(new.payload),
             "attempts": 0,
+            ATTEMPT_TOTAL: 0,
             "maxAttempts": new.max_attempts,
-            "createdAt": iso_time(now),
-            **self.state(new.job_id, JobStatus.PENDING, now + new.delay_seconds, now),
+            schema.CREATED_AT: iso_time(now),
+            "owner": new.owner,
+            schema.OWNER_SHARD: f"{new.owner or NO_OWNER}#{shard}",
+            schema.CREATED_SHARD: str(shard),
+            **self.state(new.job_id, new.owner, JobStatus.PENDING, now + new.delay_seconds, now).assign,
         }
         if new.parent_id:
             values["parentId"] = new.parent_id

@@ -67,6 +67,38 @@ class DeliveryLog:
             )
         )
 
+    def page(
+        self, fanout_id: str, delivery_id: str | None, limit: int, after: str | None
+    ) -> tuple[list[DeliveryAttempt], str | None]:
+        """Up to `limit` attempts of a fan-out (or of one of its deliveries), in delivery and attempt
+        order, after the attempt key `after`; and the key to continue after (None at the end)."""
+        condition = "#pk = :pk"
+        names = {"#pk": schema.DELIVERIES_PK}
+        values: dict[str, Any] = {":pk": {"S": fanout_id}}
+        if delivery_id is not None:
+            condition += " AND begins_with(#sk, :delivery)"
+            names["#sk"] = schema.DELIVERIES_SK
+            values[":delivery"] = {"S": f"{delivery_id}#"}
+        params: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "Limit": limit,
+        }
+        if after is not None:
+            params["ExclusiveStartKey"] = {
+                schema.DELIVERIES_PK: {"S": fanout_id},
+                schema.DELIVERIES_SK: {"S": after},
+            }
+        response = client("dynamodb").query(**params)
+        items = [
+            {k: _deserializer.deserialize(v) for k, v in raw.items()} for raw in response.get("Items", [])
+        ]
+        last = response.get("LastEvaluatedKey")
+        following = str(items[-1][schema.DELIVERIES_SK]) if items and last else None
+        return [_from_item(item) for item in items], following
+
     def for_endpoint(self, endpoint_id: str, limit: int = 100) -> list[DeliveryAttempt]:
         """An endpoint's most recent attempts, newest first."""
         found: list[DeliveryAttempt] = []

@@ -83,3 +83,7 @@ def domain_errors(item_names: Sequence[str] = ()) -> Iterator[None]:
             )
             raise TransactionCancelledError(failed) from None
         raise
+
+
+class JobMovedError(StoreError):
+    """A caller's action found the job (or its fan-out's parent) no longer in the state it acted on."""

@@ -135,6 +135,8 @@ def queue_depth(queue_url: str) -> QueueDepth:
         "in_flight": "ApproximateNumberOfMessagesNotVisible",
         "delayed": "ApproximateNumberOfMessagesDelayed",
     }
-    attributes = clients.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=list(names.values()))
+    attributes = clients.client("sqs").get_queue_attributes(
+        QueueUrl=queue_url, AttributeNames=list(names.values())
+    )
     found = attributes.get("Attributes", {})
     return QueueDepth(**{field: int(found.get(name, 0)) for field, name in names.items()})

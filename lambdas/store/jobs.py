@@ -7,24 +7,33 @@ between the two. The item shape lives in `codec`, the expression syntax in `expr
 """
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator, Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lambdas.models.job import AlertClaim, Job, JobStatus, NewJob
+from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
-from lambdas.store import batches, clients, codec, schema
-from lambdas.store.codec import ALERT_CLAIMED_UNTIL, ALERTED_AT, MAX_ERROR_CHARS, TERMINAL_COUNTER, millis
+from lambdas.store import batches, codec, schema
+from lambdas.store.actions import JobActions
+from lambdas.store.codec import (
+    ALERT_CLAIMED_UNTIL,
+    ALERTED_AT,
+    ATTEMPT_STARTED_AT,
+    ATTEMPT_TOTAL,
+    MAX_ERROR_CHARS,
+    history_entry,
+    millis,
+)
 from lambdas.store.errors import (
     ConditionFailedError,
     JobExistsError,
     NotClaimableError,
     StaleAttemptError,
-    TransactionCancelledError,
     domain_errors,
 )
 from lambdas.store.expressions import Update
+from lambdas.store.listing import JobListing
 
 __all__ = ["Claim", "JobStore", "iso_time"]
 
@@ -40,39 +49,12 @@ class Claim:
     previous: JobStatus
 
 
-class JobStore:
-    def __init__(
-        self,
-        table_name: str,
-        shards: int,
-        finished_ttl_days: int,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._table = table_name
-        self._shards = shards
-        self._items = codec.JobItems(shards, finished_ttl_days * 86_400)
-        self._clock = clock
-
-    @property
-    def _ddb(self) -> Any:
-        return clients.client("dynamodb")
-
-    def now(self) -> float:
-        return self._clock()
-
-    # --- reads -----------------------------------------------------------------------------------
-
-    def get(self, job_id: str) -> Job | None:
-        response = self._ddb.get_item(TableName=self._table, Key=codec.key(job_id), ConsistentRead=True)
-        item = response.get("Item")
-        return codec.to_job(item) if item else None
-
-    def _seen(self, job_id: str, failed: ConditionFailedError) -> Job | None:
-        """The item a failed condition saw, from the error when DynamoDB returned it."""
-        return codec.to_job(failed.item) if failed.item else self.get(job_id)
-
+class JobStore(JobListing, JobActions):
     def by_status(self, status: JobStatus, due_before: float | None = None) -> Iterator[Job]:
-        """Jobs in `status`, across every shard, optionally only those whose `dueAt` has passed."""
+        """Jobs in a live `status`, across every shard, optionally only those whose `dueAt` has passed.
+
+        The index holds keys only (an update that moves no key costs it nothing); each page of keys is
+        read back in one BatchGetItem."""
         for shard in range(self._shards):
             condition = f"{schema.STATUS_INDEX_PK} = :k"
             values: dict[str, Any] = {":k": {"S": f"{status.value}#{shard}"}}
@@ -81,34 +63,13 @@ class JobStore:
                 values[":due"] = {"N": str(millis(due_before))}
             pages = self._ddb.get_paginator("query").paginate(
                 TableName=self._table,
-                IndexName=schema.STATUS_INDEX,
+                IndexName=schema.STATUS_INDEX.name,
                 KeyConditionExpression=condition,
                 ExpressionAttributeValues=values,
                 PaginationConfig={"PageSize": 100},
             )
             for page in pages:
-                for item in page["Items"]:
-                    yield codec.to_job(item)
-
-    # --- writes ----------------------------------------------------------------------------------
-
-    def _update(self, job_id: str, update: Update, returns: str = "ALL_NEW") -> dict[str, Any]:
-        """Apply `update`; ConditionFailedError (with the item it saw) when its condition fails."""
-        with domain_errors():
-            response = self._ddb.update_item(
-                TableName=self._table,
-                Key=codec.key(job_id),
-                **update.params(),
-                ReturnValues=returns,
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        return response.get("Attributes", {})
-
-    def _update_or_stale(self, job_id: str, update: Update) -> Job:
-        try:
-            return codec.to_job(self._update(job_id, update))
-        except ConditionFailedError:
-            raise StaleAttemptError(job_id) from None
+                yield from self.get_many([item[schema.JOBS_PK]["S"] for item in page["Items"]])
 
     def put_new(self, new: NewJob) -> Job:
         """Create a pending job. JobExistsError carries the existing job when the id is taken;
@@ -136,9 +97,11 @@ class JobStore:
     def claim_attempt(self, job_id: str, lease_seconds: int) -> Claim:
         """`claim`, also saying which state the job was taken from."""
         now = self.now()
+        state = self._items.state(job_id, "", JobStatus.PROCESSING, now + lease_seconds, now)
         update = Update(
-            assign=self._items.state(job_id, JobStatus.PROCESSING, now + lease_seconds, now),
-            add={"attempts": 1},
+            assign={**state.assign, ATTEMPT_STARTED_AT: iso_time(now)},
+            add={"attempts": 1, ATTEMPT_TOTAL: 1},
+            remove=state.remove,
             condition=(
                 f"attribute_exists({schema.JOBS_PK}) AND (#status = :pending OR "
                 f"(#status = :processing AND {schema.STATUS_INDEX_SK} < :now))"
@@ -150,84 +113,102 @@ class JobStore:
             before = codec.unmarshal(self._update(job_id, update, returns="ALL_OLD"))
         except ConditionFailedError as failed:
             raise NotClaimableError(job_id, self._seen(job_id, failed)) from None
-        return Claim(codec.job_from_values(update.applied_to(before)), JobStatus(before["status"]))
+        after = update.applied_to(before)
+        previous = JobStatus(before["status"])
+        if previous is JobStatus.PROCESSING:
+            after.update(self._record_expired(codec.job_from_values(before), int(after[ATTEMPT_TOTAL])))
+        return Claim(codec.job_from_values(after), previous)
 
-    def _attempt_update(self, job: Job, assign: dict[str, Any]) -> Update:
+    def _record_expired(self, expired: Job, now_total: int) -> dict[str, Any]:
+        """A claim took over an attempt whose lease ran out: its history entry says so. Conditioned on
+        the new attempt still being current; a lost entry is only a gap in the history."""
+        entry = history_entry(
+            expired.attempt_total, expired.attempt_started_at, self.now(), AttemptOutcome.EXPIRED
+        )
+        update = Update(assign=entry, condition=f"{ATTEMPT_TOTAL} = :total", values={":total": now_total})
+        try:
+            self._update(expired.job_id, update, returns="NONE")
+        except ConditionFailedError:
+            return {}
+        return entry
+
+    def _attempt_update(
+        self,
+        job: Job,
+        status: JobStatus,
+        due_at: float,
+        outcome: AttemptOutcome,
+        extra: dict[str, Any],
+        error: str | None = None,
+    ) -> Update:
+        """The write that ends the running attempt: its new state and its history entry, as one update."""
+        now = self.now()
+        state = self._items.state(job.job_id, job.owner, status, due_at, now)
+        entry = history_entry(job.attempt_total, job.attempt_started_at, now, outcome, error)
         return Update(
-            assign=assign,
+            assign={**state.assign, **entry, **extra},
+            remove=state.remove,
             condition=_ATTEMPT_CONDITION,
             values={":processing": "processing", ":attempt": job.attempts},
         )
 
-    def _finish(self, job_id: str, parent_id: str | None, update: Update, status: JobStatus) -> Job:
-        """Write a terminal state, moving the parent's counter in the same transaction if there is one."""
-        if not parent_id:
-            return self._update_or_stale(job_id, update)
-        parent_update = Update(
-            assign={},
-            add={TERMINAL_COUNTER[status]: 1},
-            condition=f"attribute_exists({schema.JOBS_PK})",
-        )
-        operations = {"job": (job_id, update), "parent": (parent_id, parent_update)}
-        try:
-            with domain_errors(item_names=list(operations)):
-                self._ddb.transact_write_items(
-                    TransactItems=[
-                        {"Update": {"TableName": self._table, "Key": codec.key(key), **op.params()}}
-                        for key, op in operations.values()
-                    ]
-                )
-        except TransactionCancelledError as cancelled:
-            if cancelled.failed != {"parent"}:
-                raise StaleAttemptError(job_id) from None
-            # The parent is gone (expired): the child's own transition still happens.
-            return self._update_or_stale(job_id, update)
-        return self._require(job_id)
-
-    def _require(self, job_id: str) -> Job:
-        job = self.get(job_id)
-        if job is None:
-            raise LookupError(job_id)
-        return job
-
-    def _finish_attempt(self, job: Job, status: JobStatus, extra: dict[str, Any]) -> Job:
-        now = self.now()
-        update = self._attempt_update(job, {**self._items.state(job.job_id, status, now, now), **extra})
-        return self._finish(job.job_id, job.parent_id, update, status)
-
     def complete(self, job: Job, result: Any) -> Job:
-        return self._finish_attempt(job, JobStatus.DONE, {"result": codec.compact_json(result)})
+        extra = {"result": codec.compact_json(result)}
+        update = self._attempt_update(job, JobStatus.DONE, self.now(), AttemptOutcome.DONE, extra)
+        return self._finish(job.job_id, job.parent_id, update, JobStatus.DONE)
 
     def fail(self, job: Job, error: str) -> Job:
         """The running attempt ends the job: a permanent error, or its last attempt failed."""
-        return self._finish_attempt(job, JobStatus.DEAD, {"lastError": error[:MAX_ERROR_CHARS]})
+        extra = {"lastError": error[:MAX_ERROR_CHARS]}
+        update = self._attempt_update(job, JobStatus.DEAD, self.now(), AttemptOutcome.DEAD, extra, error)
+        return self._finish(job.job_id, job.parent_id, update, JobStatus.DEAD)
 
     def retry(self, job: Job, error: str, delay_seconds: int) -> Job:
         """Back to pending; its message becomes visible again after `delay_seconds`."""
-        now = self.now()
-        state = self._items.state(job.job_id, JobStatus.PENDING, now + delay_seconds, now)
-        update = self._attempt_update(job, {**state, "lastError": error[:MAX_ERROR_CHARS]})
+        due = self.now() + delay_seconds
+        extra = {"lastError": error[:MAX_ERROR_CHARS]}
+        update = self._attempt_update(job, JobStatus.PENDING, due, AttemptOutcome.RETRY, extra, error)
         return self._update_or_stale(job.job_id, update)
+
+    def continue_later(self, job: Job, progress: Any) -> Job:
+        """The attempt used its time budget and saved `progress`: back to `pending`, due now, and the
+        attempt does not count against `maxAttempts` (a long job is not a failing one)."""
+        error = "continues in a new attempt: the time budget of one invocation was used"
+        extra = {"result": codec.compact_json(progress)}
+        update = self._attempt_update(job, JobStatus.PENDING, self.now(), AttemptOutcome.RETRY, extra, error)
+        return self._update_or_stale(job.job_id, dataclasses.replace(update, add={"attempts": -1}))
+
+    def save_progress(self, job_id: str, attempt: int, progress: Any) -> None:
+        """A running attempt records how far it got in its `result` (StaleAttemptError if it lost the job)."""
+        update = Update(
+            assign={"result": codec.compact_json(progress)},
+            condition=_ATTEMPT_CONDITION,
+            values={":processing": "processing", ":attempt": attempt},
+        )
+        try:
+            self._update(job_id, update, returns="NONE")
+        except ConditionFailedError:
+            raise StaleAttemptError(job_id) from None
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
         """The parent hands its work to `total` children and waits; checked again after the delay."""
-        now = self.now()
-        state = self._items.state(job.job_id, JobStatus.WAITING, now + check_after_seconds, now)
-        update = self._attempt_update(
-            job, {**state, "childrenTotal": total, "result": codec.compact_json(result)}
-        )
+        due = self.now() + check_after_seconds
+        extra = {"childrenTotal": total, "result": codec.compact_json(result)}
+        update = self._attempt_update(job, JobStatus.WAITING, due, AttemptOutcome.DONE, extra)
         return self._update_or_stale(job.job_id, update)
 
-    def finish_parent(self, parent_id: str) -> Job | None:
+    def finish_parent(self, parent: Job) -> Job | None:
         """A waiting parent becomes `done`; None when it was no longer waiting (another caller won)."""
         now = self.now()
+        state = self._items.state(parent.job_id, parent.owner, JobStatus.DONE, now, now)
         update = Update(
-            assign=self._items.state(parent_id, JobStatus.DONE, now, now),
+            assign=state.assign,
+            remove=state.remove,
             condition=_WAITING_CONDITION,
             values={":waiting": "waiting"},
         )
         try:
-            return codec.to_job(self._update(parent_id, update))
+            return codec.to_job(self._update(parent.job_id, update))
         except ConditionFailedError:
             return None
 
@@ -254,11 +235,14 @@ class JobStore:
             if job.status is JobStatus.DEAD:
                 return job
             now = self.now()
+            state = self._items.state(job_id, job.owner, JobStatus.DEAD, now, now)
+            assign = {**state.assign, "lastError": error[:MAX_ERROR_CHARS]}
+            if job.status is JobStatus.PROCESSING:
+                started = job.attempt_started_at
+                assign.update(history_entry(job.attempt_total, started, now, AttemptOutcome.DEAD, error))
             update = Update(
-                assign={
-                    **self._items.state(job_id, JobStatus.DEAD, now, now),
-                    "lastError": error[:MAX_ERROR_CHARS],
-                },
+                assign=assign,
+                remove=state.remove,
                 condition="#status = :seen AND attempts = :attempts",
                 values={":seen": job.status.value, ":attempts": job.attempts},
             )
@@ -310,15 +294,19 @@ class JobStore:
         The due time moves out so the next sweep does not pick the job up again at once.
         """
         now = self.now()
+        remove: tuple[str, ...] = ()
         if job.status is JobStatus.PROCESSING:
-            assign = {
-                **self._items.state(job.job_id, JobStatus.PENDING, now + next_check_seconds, now),
-                "lastError": (reason or "lease expired")[:MAX_ERROR_CHARS],
-            }
+            error = (reason or "lease expired")[:MAX_ERROR_CHARS]
+            state = self._items.state(job.job_id, job.owner, JobStatus.PENDING, now + next_check_seconds, now)
+            started = job.attempt_started_at
+            entry = history_entry(job.attempt_total, started, now, AttemptOutcome.EXPIRED, error)
+            assign = {**state.assign, **entry, "lastError": error}
+            remove = state.remove
         else:
             assign = {schema.STATUS_INDEX_SK: millis(now + next_check_seconds), "updatedAt": iso_time(now)}
         update = Update(
             assign=assign,
+            remove=remove,
             condition=f"#status = :seen AND {schema.STATUS_INDEX_SK} = :due AND attempts = :attempts",
             values={":seen": job.status.value, ":due": job.due_at, ":attempts": job.attempts},
         )

@@ -1,15 +1,52 @@
 """Key schema of the DynamoDB tables, shared with the stack so both describe the same tables."""
 
+from dataclasses import dataclass
 from typing import Final
 
 # Jobs table: one item per job.
 JOBS_PK: Final = "jobId"
-# "jobs by status" and the sweeper's "overdue jobs" both read this index. The partition key spreads
-# each status over STATUS_SHARDS keys (`pending#3`) so no single key takes every write.
-STATUS_INDEX: Final = "byStatus"
-STATUS_INDEX_PK: Final = "statusShard"
-STATUS_INDEX_SK: Final = "dueAt"  # epoch milliseconds: see docs/design.md for its meaning per status
 TTL_ATTRIBUTE: Final = "expiresAt"
+
+# Index key attributes of a job item. A job's shard is crc32(jobId) % statusShards, fixed for its life,
+# so a fan-out's children spread over every shard; each key below carries it (docs/design.md: capacity).
+STATUS_SHARD: Final = "statusShard"  # "<status>#<shard>"
+DUE_AT: Final = "dueAt"  # epoch ms; only on live states (pending, processing, waiting)
+STATUS_AT: Final = "statusAt"  # epoch ms the current status was entered
+OWNER_STATUS_SHARD: Final = "ownerStatusShard"  # "<owner>#<status>#<shard>"; absent while processing
+OWNER_SHARD: Final = "ownerShard"  # "<owner>#<shard>"
+CREATED_SHARD: Final = "createdShard"  # "<shard>"
+CREATED_AT: Final = "createdAt"  # ISO-8601 UTC: sorts as text
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    partition_key: str
+    sort_key: str
+    numeric_sort_key: bool
+    # Attributes copied into the index besides the keys: only ones that never change after the put, so
+    # an update that moves no key of this index costs it no write.
+    include: tuple[str, ...] = ()
+
+
+# The sweeper's "overdue jobs": sparse, since terminal states drop dueAt.
+STATUS_INDEX: Final = Index("byStatus", STATUS_SHARD, DUE_AT, numeric_sort_key=True)
+STATUS_INDEX_PK: Final = STATUS_SHARD
+STATUS_INDEX_SK: Final = DUE_AT
+# The operator's list by status, newest status first.
+STATUS_TIME_INDEX: Final = Index(
+    "byStatusTime", STATUS_SHARD, STATUS_AT, numeric_sort_key=True, include=("jobType", "owner")
+)
+# A client's list by status (processing excepted: see OWNER_STATUS_SHARD).
+OWNER_STATUS_INDEX: Final = Index(
+    "byOwnerStatus", OWNER_STATUS_SHARD, STATUS_AT, numeric_sort_key=True, include=("jobType",)
+)
+# Lists without a status, newest first: a client's, and everyone's (the operator's).
+OWNER_INDEX: Final = Index("byOwner", OWNER_SHARD, CREATED_AT, numeric_sort_key=False, include=("jobType",))
+CREATED_INDEX: Final = Index(
+    "byCreated", CREATED_SHARD, CREATED_AT, numeric_sort_key=False, include=("jobType",)
+)
+JOB_INDEXES: Final = (STATUS_INDEX, STATUS_TIME_INDEX, OWNER_STATUS_INDEX, OWNER_INDEX, CREATED_INDEX)
 
 # Webhook delivery log: one item per delivery attempt.
 DELIVERIES_PK: Final = "fanoutId"

@@ -39,7 +39,7 @@ def test_fanout_delivers_signed_events_and_settles_every_endpoint(
         receivers.close()
 
     assert job["status"] == "done", job
-    assert job["children"] == {"total": 3, "pending": 0, "delivered": 1, "failed": 2}
+    assert job["children"] == {"total": 3, "pending": 0, "delivered": 1, "failed": 2, "cancelled": 0}
     by_path = {path: [(h, b) for p, h, b in receivers.received if p == path] for path in demo.RECEIVERS}
     assert (len(by_path["/ok"]), len(by_path["/gone"]), len(by_path["/down"])) == (1, 1, demo.FANOUT_ATTEMPTS)
     secret_arn = runtime.provisioned.function_env("lambdas.handlers.worker.handler")["WEBHOOK_SECRET_ARN"]

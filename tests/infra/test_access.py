@@ -22,6 +22,10 @@ DESIGN_DOC = REPO_ROOT / "docs" / "design.md"
 _PATTERNS: tuple[tuple[Resource, str], ...] = (
     (Resource.JOBS_TABLE, r"Arn\(TablesJobsTable\w+\)"),
     (Resource.STATUS_INDEX, r"Arn\(TablesJobsTable\w+\)/index/byStatus"),
+    (
+        Resource.LIST_INDEXES,
+        r"Arn\(TablesJobsTable\w+\)/index/(byStatusTime|byOwnerStatus|byOwner|byCreated)",
+    ),
     (Resource.DELIVERIES_TABLE, r"Arn\(TablesDeliveriesTable\w+\)"),
     (Resource.MAIN_QUEUE, r"Arn\(QueuesQueue\w+\)"),
     (Resource.DEAD_LETTER_QUEUE, r"Arn\(QueuesDeadLetterQueue\w+\)"),

@@ -32,6 +32,7 @@ AT_THE_BOUNDS: dict[str, Any] = {
     "thumbnailSizes": f"{config.MIN_THUMBNAIL_PIXELS},{config.MAX_THUMBNAIL_PIXELS}",
     "backoffBaseSeconds": config.MIN_BACKOFF_SECONDS,
     "backoffCapSeconds": config.SQS_MAX_VISIBILITY_SECONDS,
+    "statusShards": config.MAX_STATUS_SHARDS,
 }
 
 
@@ -99,6 +100,8 @@ def test_json_values_are_taken_as_they_are() -> None:
         ("alertEmail", "ops@", "alertEmail"),
         ("apiRateLimit", 0, "apiRateLimit must be"),
         ("apiQuotaPerDay", 1.5, "apiQuotaPerDay"),
+        ("statusShards", 0, "statusShards must be"),
+        ("statusShards", config.MAX_STATUS_SHARDS + 1, "statusShards must be"),
     ],
 )
 def test_invalid_context_fails_synth_with_the_key_named(key: str, value: Any, complaint: str | None) -> None:
@@ -157,6 +160,7 @@ def test_a_value_synth_accepts_at_a_bound_is_accepted_at_run_time(
     assert worker.thumbnail_sizes == (config.MAX_THUMBNAIL_PIXELS, config.MIN_THUMBNAIL_PIXELS)
     assert worker.backoff_base_seconds == config.MIN_BACKOFF_SECONDS
     assert worker.backoff_cap_seconds == config.SQS_MAX_VISIBILITY_SECONDS
+    assert worker.status_shards == config.MAX_STATUS_SHARDS
 
 
 @pytest.mark.parametrize(
@@ -166,6 +170,7 @@ def test_a_value_synth_accepts_at_a_bound_is_accepted_at_run_time(
         ("thumbnailSizes", config.MAX_THUMBNAIL_PIXELS + 1, config.ENV_THUMBNAIL_SIZES),
         ("backoffBaseSeconds", config.MIN_BACKOFF_SECONDS - 1, config.ENV_BACKOFF_BASE_SECONDS),
         ("backoffCapSeconds", config.SQS_MAX_VISIBILITY_SECONDS + 1, config.ENV_BACKOFF_CAP_SECONDS),
+        ("statusShards", config.MAX_STATUS_SHARDS + 1, config.ENV_STATUS_SHARDS),
     ],
 )
 def test_a_value_beyond_a_bound_is_refused_by_synth_and_at_run_time(

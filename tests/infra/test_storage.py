@@ -44,23 +44,22 @@ def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:
         "AWS::DynamoDB::Table",
         {
             "KeySchema": [{"AttributeName": schema.JOBS_PK, "KeyType": "HASH"}],
-            "AttributeDefinitions": Match.array_equals(
+            "GlobalSecondaryIndexes": Match.array_equals(
                 [
-                    {"AttributeName": schema.JOBS_PK, "AttributeType": "S"},
-                    {"AttributeName": schema.STATUS_INDEX_PK, "AttributeType": "S"},
-                    {"AttributeName": schema.STATUS_INDEX_SK, "AttributeType": "N"},
+                    {
+                        "IndexName": index.name,
+                        "KeySchema": [
+                            {"AttributeName": index.partition_key, "KeyType": "HASH"},
+                            {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+                        ],
+                        # Never ALL: an update that moves no key of an index must cost it no write.
+                        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(index.include)}
+                        if index.include
+                        else {"ProjectionType": "KEYS_ONLY"},
+                    }
+                    for index in schema.JOB_INDEXES
                 ]
             ),
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": schema.STATUS_INDEX,
-                    "KeySchema": [
-                        {"AttributeName": schema.STATUS_INDEX_PK, "KeyType": "HASH"},
-                        {"AttributeName": schema.STATUS_INDEX_SK, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
             "TimeToLiveSpecification": {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True},
         },
     )

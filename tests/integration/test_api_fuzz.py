@@ -74,7 +74,9 @@ ROUTES = st.one_of(
     st.tuples(st.just("GET"), st.builds("/jobs/{}".format, ANY_TEXT)),
     st.tuples(
         st.sampled_from(["GET", "POST"]),
-        st.builds("/jobs/{}/{}".format, ANY_TEXT, st.sampled_from(["children", "deliveries", "retry", "cancel"])),
+        st.builds(
+            "/jobs/{}/{}".format, ANY_TEXT, st.sampled_from(["children", "deliveries", "retry", "cancel"])
+        ),
     ),
     st.tuples(
         st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]),
@@ -185,7 +187,9 @@ def test_bodies_shaped_by_the_openapi_document_never_get_a_5xx(
 ) -> None:
     path, body = route
     caller = pipeline.env[config.ENV_OPERATOR_KEY_ID] if operator else None
-    request("POST", path, json.dumps(body), {"Idempotency-Key": key} if key is not None else {}, api_key_id=caller)
+    request(
+        "POST", path, json.dumps(body), {"Idempotency-Key": key} if key is not None else {}, api_key_id=caller
+    )
 
 
 QUERY_VALUES = st.one_of(
@@ -199,10 +203,14 @@ QUERY_VALUES = st.one_of(
 @FUZZ
 @given(
     path=st.sampled_from(["/jobs", "/jobs/x/children", "/jobs/x/deliveries", "/stats"]),
-    query=st.dictionaries(st.sampled_from(["status", "type", "limit", "cursor", "x"]), QUERY_VALUES, max_size=4),
+    query=st.dictionaries(
+        st.sampled_from(["status", "type", "limit", "cursor", "x"]), QUERY_VALUES, max_size=4
+    ),
     operator=st.booleans(),
 )
-def test_list_queries_never_get_a_5xx(pipeline: Pipeline, path: str, query: dict[str, str], operator: bool) -> None:
+def test_list_queries_never_get_a_5xx(
+    pipeline: Pipeline, path: str, query: dict[str, str], operator: bool
+) -> None:
     caller = pipeline.env[config.ENV_OPERATOR_KEY_ID] if operator else None
     request("GET", path, None, {}, query=query, api_key_id=caller)
 

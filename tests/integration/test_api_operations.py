@@ -124,7 +124,10 @@ def test_another_clients_job_is_not_found_exactly_like_a_missing_one(
 
 def test_a_job_without_children_has_empty_children_and_deliveries(pipeline: Pipeline) -> None:
     job_id = submit(pipeline, ALPHA)
-    assert call(pipeline, ALPHA, "GET", f"/jobs/{job_id}/children").body == {"children": [], "nextCursor": None}
+    assert call(pipeline, ALPHA, "GET", f"/jobs/{job_id}/children").body == {
+        "children": [],
+        "nextCursor": None,
+    }
     deliveries = call(pipeline, ALPHA, "GET", f"/jobs/{job_id}/deliveries").body
     assert deliveries == {"deliveries": [], "nextCursor": None}
 
@@ -157,7 +160,9 @@ def test_a_client_retries_its_dead_job_once_and_cannot_touch_anothers(
     assert call(pipeline, operator, "POST", f"/jobs/{other}/retry").status == 202
 
 
-def test_a_client_cancels_its_delayed_job_and_cannot_cancel_anothers(pipeline: Pipeline, operator: str) -> None:
+def test_a_client_cancels_its_delayed_job_and_cannot_cancel_anothers(
+    pipeline: Pipeline, operator: str
+) -> None:
     job_id = submit(pipeline, ALPHA, delaySeconds=600)
     other = submit(pipeline, BETA, delaySeconds=600)
 
@@ -184,7 +189,9 @@ def test_bulk_actions_are_the_operators_alone(pipeline: Pipeline, operator: str,
     assert call(pipeline, ALPHA, "GET", f"/jobs/{ops_job['jobId']}").status == 404
 
 
-@pytest.mark.parametrize("body", [{"limit": 0}, {"limit": 10_001}, {"status": "asleep"}, {"before": "yesterday"}])
+@pytest.mark.parametrize(
+    "body", [{"limit": 0}, {"limit": 10_001}, {"status": "asleep"}, {"before": "yesterday"}]
+)
 def test_a_bad_bulk_filter_is_400(pipeline: Pipeline, operator: str, body: dict[str, Any]) -> None:
     assert_error(call(pipeline, operator, "POST", "/jobs/retry", body), 400, "invalid_request")
 

@@ -54,13 +54,13 @@ def test_parent_waits_for_its_children_and_counts_them_exactly(pipeline: Pipelin
     pipeline.run_worker()  # the parent spawns
     parent = pipeline.job(parent_id)
     assert parent["status"] == "waiting"
-    assert parent["children"] == {"total": 10, "pending": 10, "delivered": 0, "failed": 0}
+    assert parent["children"] == {"total": 10, "pending": 10, "delivered": 0, "failed": 0, "cancelled": 0}
 
     pipeline.drain()
 
     parent = pipeline.job(parent_id)
     assert parent["status"] == "done"
-    assert parent["children"] == {"total": 10, "pending": 0, "delivered": 8, "failed": 2}
+    assert parent["children"] == {"total": 10, "pending": 0, "delivered": 8, "failed": 2, "cancelled": 0}
     assert parent["result"] == {"spawned": 10}
     assert len(pipeline.alerts()) == 2  # one per dead child
 
@@ -89,7 +89,7 @@ def test_a_re_run_parent_does_not_duplicate_or_reset_children(
     assert pipeline.visible(pipeline.queue_url) == 0  # ...nor sent again
     parent_job = pipeline.job(parent_id)
     assert (parent_job["status"], parent_job["attempts"]) == ("waiting", 2)
-    assert parent_job["children"] == {"total": 2, "pending": 1, "delivered": 1, "failed": 0}
+    assert parent_job["children"] == {"total": 2, "pending": 1, "delivered": 1, "failed": 0, "cancelled": 0}
 
 
 def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(

@@ -29,7 +29,9 @@ def counts(document: dict[str, Any], part: str) -> dict[str, int]:
     return {name: tally["count"] for name, tally in document[part].items() if tally["count"]}
 
 
-def test_each_caller_counts_its_own_jobs_and_the_operator_counts_all(pipeline: Pipeline, clock: Clock) -> None:
+def test_each_caller_counts_its_own_jobs_and_the_operator_counts_all(
+    pipeline: Pipeline, clock: Clock
+) -> None:
     # given alpha: one job that dies, two that wait (one delayed); beta: one that waits
     pipeline.submit("test_permanent", {"value": "x"}, api_key_id=ALPHA)
     pipeline.drain()

@@ -10,6 +10,7 @@ so a test and `make run` cannot disagree about what a batch response deletes. Re
 import base64
 import copy
 import json
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -75,6 +76,12 @@ class Pipeline:
         """One request as API Gateway passes it on; `api_key_id` names the caller's key (by default the
         client key of tests/events/api_post_job.json)."""
         event = copy.deepcopy(load_event("api_post_job.json"))
+        path, _, query = path.partition("?")
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        event["queryStringParameters"] = dict(pairs) or None
+        event["multiValueQueryStringParameters"] = {
+            name: [v for n, v in pairs if n == name] for name, _ in pairs
+        } or None
         event["httpMethod"] = method
         event["path"] = path
         event["resource"], event["pathParameters"] = _resource(path)

@@ -30,7 +30,6 @@ def test_the_document_describes_the_routes_and_the_error_shape() -> None:
     }
 
 
-
 def test_a_jobs_payload_is_described_by_its_types_model_one_schema_per_type() -> None:
     register_builtin_types()
     spec = json.loads(openapi_document())

@@ -13,9 +13,13 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from lambdas import config
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.errors import (
+    ForbiddenError,
     IdempotencyConflictError,
+    InvalidCursorError,
     JobNotFoundError,
     JobTooLargeError,
+    NotCancellableError,
+    NotRetryableError,
     UnknownJobTypeError,
 )
 from lambdas.models.api import ErrorDetail, ErrorResponse
@@ -49,6 +53,10 @@ _BY_TYPE: dict[type[Exception], tuple[int, str]] = {
     JobNotFoundError: (404, "job_not_found"),
     IdempotencyConflictError: (409, "idempotency_conflict"),
     UnknownJobTypeError: (422, "unknown_job_type"),
+    InvalidCursorError: (400, "invalid_cursor"),
+    NotRetryableError: (409, "not_retryable"),
+    NotCancellableError: (409, "not_cancellable"),
+    ForbiddenError: (403, "forbidden"),
 }
 
 

@@ -6,8 +6,9 @@ types); `lambdas.models.settings.reset()` forgets them, as it forgets the settin
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of
@@ -40,6 +41,12 @@ def services() -> Services:
 settings.forget_on_reset(services)
 
 
-def caller(event: APIGatewayProxyEvent) -> Caller:
+def request_of(router: Router) -> APIGatewayProxyEvent:
+    """The request a route answers: always a REST proxy event, which is all the api's resolver reads."""
+    return cast(APIGatewayProxyEvent, router.current_event)
+
+
+def caller(router: Router) -> Caller:
     """The request's caller: its API key's id, and whether that is the operator key's."""
-    return caller_of(event.request_context.identity.api_key_id, settings.api().operator_key_id)
+    key_id = request_of(router).request_context.identity.api_key_id
+    return caller_of(key_id, settings.api().operator_key_id)

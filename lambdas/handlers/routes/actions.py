@@ -9,14 +9,17 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller, services
+from lambdas.handlers.rest.services import caller, request_of, services
 from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
 
 router = Router()
 
 JobId = Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]
 _NOT_FOUND = (404, "No such job, or one another client's key submitted.")
-_OPERATOR_ONLY = (403, "Missing or invalid API key (answered by API Gateway), or a client's key: bulk actions are the operator's.")
+_OPERATOR_ONLY = (
+    403,
+    "Missing or invalid API key (answered by API Gateway), or a client's key: bulk actions are the operator's.",
+)
 
 
 def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
@@ -24,7 +27,7 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
         status_code=202,
         content_type=content_types.APPLICATION_JSON,
         body=SubmitJobResponse(job_id=job_id, status=status),
-        headers={"Location": job_url(router.current_event, job_id)},
+        headers={"Location": job_url(request_of(router), job_id)},
     )
 
 
@@ -36,14 +39,19 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
         "children and goes back to `waiting`. Its history keeps the earlier attempts."
     ),
     responses=responses(
-        202, "Retrying", SubmitJobResponse, 400, _NOT_FOUND, (409, "The job is not in a state that can be retried (`not_retryable`).")
+        202,
+        "Retrying",
+        SubmitJobResponse,
+        400,
+        _NOT_FOUND,
+        (409, "The job is not in a state that can be retried (`not_retryable`)."),
     ),
 )
 def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle.actions import retry_job as retry
 
     found = services()
-    job = retry(found.store, found.queue, caller(router.current_event), job_id)
+    job = retry(found.store, found.queue, caller(router), job_id)
     return _accepted(job.job_id, job.status.value)
 
 
@@ -55,20 +63,25 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
         "children, then itself."
     ),
     responses=responses(
-        200, "Cancelled", JobView, 400, _NOT_FOUND, (409, "The job is not in a state that can be cancelled (`not_cancellable`).")
+        200,
+        "Cancelled",
+        JobView,
+        400,
+        _NOT_FOUND,
+        (409, "The job is not in a state that can be cancelled (`not_cancellable`)."),
     ),
 )
 def cancel_job(job_id: JobId) -> JobView:
     from lambdas.lifecycle.actions import cancel_job as cancel
 
-    return JobView.of(cancel(services().store, caller(router.current_event), job_id))
+    return JobView.of(cancel(services().store, caller(router), job_id))
 
 
 def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.actions import start_bulk
+    from lambdas.lifecycle.bulk import start_bulk
 
     found = services()
-    job = start_bulk(found.store, found.queue, caller(router.current_event), action, request)
+    job = start_bulk(found.store, found.queue, caller(router), action, request)
     return _accepted(job.job_id, job.status.value)
 
 

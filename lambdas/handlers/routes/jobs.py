@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller, services
+from lambdas.handlers.rest.services import caller, request_of, services
 from lambdas.models.api import ChildPage, DeliveryPage, JobPage, JobView, SubmitJobRequest, SubmitJobResponse
 from lambdas.models.job import JobStatus
 from lambdas.observability import metrics
@@ -50,16 +50,15 @@ def submit_job(
     from lambdas.lifecycle.submit import submit
 
     found = services()
-    submitted = submit(
-        request, found.store, found.queue, idempotency_key=idempotency_key, caller=caller(router.current_event)
-    )
+    owner = caller(router).owner
+    submitted = submit(request, found.store, found.queue, idempotency_key=idempotency_key, caller=owner)
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(
         status_code=202,
         content_type=content_types.APPLICATION_JSON,
         body=SubmitJobResponse(job_id=submitted.job.job_id, status=submitted.job.status.value),
-        headers={"Location": job_url(router.current_event, submitted.job.job_id)},
+        headers={"Location": job_url(request_of(router), submitted.job.job_id)},
     )
 
 
@@ -82,7 +81,12 @@ def list_jobs(
 
     found = services()
     return listed(
-        found.store, caller(router.current_event), status=status, job_type=job_type, limit=limit, cursor=cursor
+        found.store,
+        caller(router),
+        status=status,
+        job_type=job_type,
+        limit=limit,
+        cursor=cursor,
     )
 
 
@@ -96,7 +100,7 @@ def get_job(job_id: JobId) -> JobView:
     from lambdas.lifecycle.operations import find_job
     from lambdas.lifecycle.uploads import download_links
 
-    job = find_job(services().store, job_id, caller(router.current_event))
+    job = find_job(services().store, job_id, caller(router))
     return JobView.of(job, download_links(job))
 
 
@@ -107,12 +111,15 @@ def get_job(job_id: JobId) -> JobView:
     responses=responses(200, "A page of children", ChildPage, _BAD_QUERY, _NOT_FOUND),
 )
 def list_children(
-    job_id: JobId, status: Annotated[JobStatus | None, Query()] = None, limit: Limit = 25, cursor: Cursor = None
+    job_id: JobId,
+    status: Annotated[JobStatus | None, Query()] = None,
+    limit: Limit = 25,
+    cursor: Cursor = None,
 ) -> ChildPage:
     from lambdas.lifecycle.operations import list_children as listed
 
     found = services()
-    return listed(found.store, caller(router.current_event), job_id, status=status, limit=limit, cursor=cursor)
+    return listed(found.store, caller(router), job_id, status=status, limit=limit, cursor=cursor)
 
 
 @router.get(
@@ -130,4 +137,4 @@ def list_deliveries(job_id: JobId, limit: Limit = 25, cursor: Cursor = None) -> 
 
     found = services()
     log = DeliveryLog(found.settings.deliveries_table)
-    return listed(found.store, log, caller(router.current_event), job_id, limit=limit, cursor=cursor)
+    return listed(found.store, log, caller(router), job_id, limit=limit, cursor=cursor)

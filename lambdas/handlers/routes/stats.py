@@ -26,7 +26,7 @@ def get_stats() -> StatsView:
     return pipeline_stats(
         found.store,
         JobGauges(found.settings.jobs_table),
-        caller(router.current_event),
+        caller(router),
         queue_url=found.settings.queue_url,
         dead_letter_queue_url=found.settings.dead_letter_queue_url,
     )

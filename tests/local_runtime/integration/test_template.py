@@ -13,6 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from infra.api import ROUTES
 from local_runtime.template import Provisioned, UnsupportedTemplateError, provision
 
 Change = Callable[[dict[str, Any]], None]
@@ -65,15 +66,8 @@ def test_routes_and_outputs_are_read_from_the_template(template: dict[str, Any],
 
     (api,) = provisioned.apis
     methods = [d for d in template["Resources"].values() if d["Type"] == "AWS::ApiGateway::Method"]
-    assert sorted((r.method, r.resource) for r in api.routes) == sorted(
-        [
-            ("POST", "/jobs"),
-            ("GET", "/jobs/{jobId}"),
-            ("POST", "/uploads"),
-            ("GET", "/console"),
-            ("GET", "/console/{file}"),
-        ]
-    )
+    console = [("GET", "/console"), ("GET", "/console/{file}")]
+    assert sorted((r.method, r.resource) for r in api.routes) == sorted([*ROUTES, *console])
     assert len(api.routes) == len(methods)
     assert (
         provisioned.outputs["ApiUrl"]

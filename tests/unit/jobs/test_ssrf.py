@@ -17,6 +17,7 @@ API_ENVIRONMENT = {
     config.ENV_UPLOADS_BUCKET: "b",
     config.ENV_OPERATOR_KEY_ID: "operator-key-id",
     config.ENV_DLQ_URL: "dlq",
+    config.ENV_DELIVERIES_TABLE: "deliveries",
 }
 
 FAKE_DNS = {

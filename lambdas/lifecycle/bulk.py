@@ -1,0 +1,120 @@
+"""Bulk actions: an operator retries or cancels every job a filter matches, in the worker.
+
+`start_bulk` (the API, operator key only) stores a `bulk_action` job and queues it; the API answers at
+once, whatever the number of jobs. Its run (`run_bulk`, the worker's `bulk_action` capability) pages
+through the operator's list for the filter, newest first, and applies the action to each job through
+`actions` (one conditional write per job, so a job that moved meanwhile is skipped, never acted on
+twice). After each page it saves its progress (counts and list positions) in the job's `result`,
+conditioned on its attempt, so a run after a crash resumes after the last saved page; the jobs of a
+page cut short by a crash have left the filtered status (retried or cancelled), so they are not listed
+again (their count in `applied` is what may be lost). The filter's `before` is at most the start time:
+a job that re-enters the status later (retried, then dead again) is not matched again.
+
+With less than RESERVE_MS of the invocation left, the run saves its progress and returns
+`ContinueLater`: the worker ends the attempt without counting it, and the next delivery goes on.
+"""
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lambdas.jobs.base import ContinueLater
+from lambdas.lifecycle import actions
+from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
+from lambdas.lifecycle.operations import list_query
+from lambdas.lifecycle.paging import shard_positions
+from lambdas.models.api import BulkAction, BulkRequest
+from lambdas.models.caller import Caller
+from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.observability import logger
+from lambdas.store.codec import millis
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+
+BULK_TYPE = "bulk_action"
+PAGE_SIZE = 100
+# A page is up to 100 conditional writes and sends: a few seconds. Stop before the worker's timeout.
+RESERVE_MS = 15_000
+BULK_MAX_ATTEMPTS = 3
+_DEFAULT_STATUS = {"retry": JobStatus.DEAD, "cancel": JobStatus.PENDING}
+_EVERYONE = Caller("", operator=True)
+
+
+def start_bulk(
+    store: JobStore, queue: JobQueue, caller: Caller, action: BulkAction, request: BulkRequest
+) -> Job:
+    if not caller.operator:
+        raise ForbiddenError("bulk actions need the operator key")
+    status = request.status or _DEFAULT_STATUS[action]
+    before = millis(store.now())
+    if request.before is not None:
+        before = min(before, millis(request.before.timestamp()))
+    payload = {
+        "action": action,
+        "status": status.value,
+        "type": request.type,
+        "before": before,
+        "limit": request.limit,
+    }
+    job = store.put_new(
+        NewJob(
+            job_id=str(uuid.uuid4()),
+            job_type=BULK_TYPE,
+            payload={k: v for k, v in payload.items() if v is not None},
+            max_attempts=BULK_MAX_ATTEMPTS,
+            owner=caller.owner,
+        )
+    )
+    try:
+        queue.send(job.job_id)
+    except Exception:
+        logger.exception("SendMessage failed after a bulk job was stored; the recovery sweep will send it")
+    return job
+
+
+def run_bulk(
+    store: JobStore,
+    queue: JobQueue,
+    job_id: str,
+    attempt: int,
+    remaining_ms: Callable[[], int],
+    payload: Mapping[str, Any],
+) -> Any:
+    """Apply the action page by page from the saved progress; the final counts, or ContinueLater."""
+    action, limit = str(payload["action"]), int(payload["limit"])
+    status = JobStatus(payload["status"])
+    query = list_query(store, _EVERYONE, status, payload.get("type"), before=int(payload["before"]))
+    saved = store.get(job_id)
+    progress = _progress(action, saved.result if saved else None)
+    positions = shard_positions(progress.pop("cursor", None), store.shards, numeric=True)
+    while progress["matched"] < limit:
+        if remaining_ms() < RESERVE_MS:
+            return ContinueLater(progress)
+        ids, following = store.list_ids(query, min(PAGE_SIZE, limit - progress["matched"]), positions)
+        for target in ids:
+            progress["applied" if _apply(store, queue, action, target) else "skipped"] += 1
+        progress["matched"] += len(ids)
+        if following is None or not ids:
+            break
+        positions = following
+        cursor = {str(n): at for n, at in following.items()}
+        store.save_progress(job_id, attempt, {**progress, "cursor": cursor})
+    return {**progress, "finished": True}
+
+
+def _progress(action: str, saved: Any) -> dict[str, Any]:
+    fresh: dict[str, Any] = {"action": action, "matched": 0, "applied": 0, "skipped": 0, "finished": False}
+    if isinstance(saved, dict) and saved.get("action") == action:
+        fresh.update({k: saved[k] for k in ("matched", "applied", "skipped", "cursor") if k in saved})
+    return fresh
+
+
+def _apply(store: JobStore, queue: JobQueue, action: str, job_id: str) -> bool:
+    try:
+        if action == "retry":
+            actions.retry_job(store, queue, _EVERYONE, job_id)
+        else:
+            actions.cancel_job(store, _EVERYONE, job_id)
+    except (NotRetryableError, NotCancellableError, JobNotFoundError):
+        return False
+    return True

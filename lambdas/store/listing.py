@@ -1,0 +1,121 @@
+"""Listing jobs newest first across the shards of one index: a lazy k-way merge of per-shard Queries.
+
+Each shard's key is queried newest first, a few items at a time, and the heads are merged; a page
+stops at `limit` items. Where each shard stands (the last item taken from it, or `END`) is the
+position the next page starts from; the lifecycle turns it into an opaque cursor. Every item lives on
+one shard only, so a page never repeats an item a previous page returned, and nothing is skipped.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from lambdas.store import codec, schema
+from lambdas.store.job_table import JobTable
+
+# A shard's position: the sort key and job id of the last item taken from it; END when it has no more.
+Position = tuple[int | str, str]
+END: Final = "end"
+_MIN_BATCH = 4
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    index: schema.Index
+    keys: Sequence[str]  # one partition key value per shard
+    job_type: str | None = None
+    owner: str | None = None  # a filter on the projected owner (a client's `processing` list)
+    before: int | str | None = None  # only items whose sort key is below this
+
+
+@dataclass
+class _Shard:
+    key: str
+    start: Position | None
+    done: bool = False
+    buffer: list[Position] = field(default_factory=list)
+    more: bool = True
+
+
+class JobListing(JobTable):
+    def list_ids(
+        self, query: ListQuery, limit: int, positions: Mapping[int, Position | str]
+    ) -> tuple[list[str], dict[int, Position | str] | None]:
+        """Up to `limit` job ids, newest first, and the positions to continue from (None: no more)."""
+        shards = []
+        for number, key in enumerate(query.keys):
+            at = positions.get(number)
+            shards.append(_Shard(key, at if isinstance(at, tuple) else None, done=at == END))
+        batch = max(_MIN_BATCH, -(-2 * limit // max(len(shards), 1)))
+        taken: list[str] = []
+        while len(taken) < limit:
+            heads = [s for s in shards if not s.done and self._head(query, s, batch)]
+            if not heads:
+                break
+            newest = max(heads, key=lambda s: s.buffer[0])
+            newest.start = newest.buffer.pop(0)
+            taken.append(newest.start[1])
+        following: dict[int, Position | str] = {}
+        for number, shard in enumerate(shards):
+            if shard.done:
+                following[number] = END
+            elif shard.start is not None:
+                following[number] = shard.start
+        open_shards = [s for s in shards if not s.done and (s.buffer or s.more)]
+        return taken, following if open_shards else None
+
+    def _head(self, query: ListQuery, shard: _Shard, batch: int) -> bool:
+        """Whether the shard has an item to offer, querying it when its buffer is empty."""
+        while not shard.buffer and shard.more:
+            shard.buffer, shard.more = self._query(query, shard, batch)
+        if not shard.buffer:
+            shard.done = True
+        return bool(shard.buffer)
+
+    def _query(self, query: ListQuery, shard: _Shard, batch: int) -> tuple[list[Position], bool]:
+        index = query.index
+        kind = "N" if index.numeric_sort_key else "S"
+        condition = "#pk = :pk"
+        names = {"#pk": index.partition_key}
+        values: dict[str, Any] = {":pk": {"S": shard.key}}
+        if query.before is not None:
+            names["#sk"] = index.sort_key
+            condition += " AND #sk < :before"
+            values[":before"] = {kind: str(query.before)}
+        params: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": index.name,
+            "KeyConditionExpression": condition,
+            "ScanIndexForward": False,
+            "Limit": batch,
+        }
+        filters = []
+        for attribute, value in (("jobType", query.job_type), ("owner", query.owner)):
+            if value is not None:
+                names[f"#{attribute}"] = attribute
+                values[f":{attribute}"] = {"S": value}
+                filters.append(f"#{attribute} = :{attribute}")
+        if filters:
+            params["FilterExpression"] = " AND ".join(filters)
+        params["ExpressionAttributeNames"] = names
+        params["ExpressionAttributeValues"] = values
+        if shard.start is not None:
+            sort_value, job_id = shard.start
+            params["ExclusiveStartKey"] = {
+                **codec.key(job_id),
+                index.partition_key: {"S": shard.key},
+                index.sort_key: {kind: str(sort_value)},
+            }
+        response = self._ddb.query(**params)
+        found = [_position(item, index) for item in response.get("Items", [])]
+        more = "LastEvaluatedKey" in response
+        if more and not found:
+            # Everything read was filtered out: the shard stands past it.
+            shard.start = _position(response["LastEvaluatedKey"], index)
+        return found, more
+
+
+def _position(item: Mapping[str, Any], index: schema.Index) -> Position:
+    sort = item[index.sort_key]
+    value: int | str = int(sort["N"]) if "N" in sort else str(sort["S"])
+    return value, str(item[schema.JOBS_PK]["S"])

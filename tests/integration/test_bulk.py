@@ -1,0 +1,130 @@
+"""Bulk actions (lambdas/lifecycle/bulk.py): operator only, done by a worker job that saves its progress
+after each page and resumes after a crash, never acting on a job twice."""
+
+from typing import Any
+
+import pytest
+
+from lambdas.jobs import registry
+from lambdas.jobs.base import ContinueLater, JobContext, JobType
+from lambdas.lifecycle import bulk
+from lambdas.lifecycle.errors import ForbiddenError
+from lambdas.models.api import BulkRequest
+from lambdas.models.caller import Caller
+from lambdas.models.job import JobStatus, NewJob
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+from tests.support.job_types import EchoPayload
+from tests.support.pipeline import Pipeline
+from tests.support.stores import Clock
+
+OPERATOR = Caller("key-operator", operator=True)
+
+
+def _dead_jobs(store: JobStore, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        job = store.put_new(
+            NewJob(job_id=f"d{n:03}", job_type="test_echo", payload={}, max_attempts=1, owner="a")
+        )
+        store.fail(store.claim(job.job_id, 60), "boom")
+        ids.append(job.job_id)
+    return ids
+
+
+def _visible(pipeline: Pipeline) -> int:
+    attributes = pipeline.sqs.get_queue_attributes(
+        QueueUrl=pipeline.queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"])
+
+
+def test_a_bulk_retry_killed_after_its_first_page_resumes_with_exact_totals(
+    pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken line: `run_bulk`'s `store.save_progress(...)` removed: the re-run starts over, and its
+    totals miss page 1 (matched 150, not 250)."""
+    queue = JobQueue(pipeline.queue_url)
+    dead = _dead_jobs(store, 250)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
+    first = store.claim(job.job_id, 60)
+    applied: list[str] = []
+    real_apply = bulk._apply
+
+    def crash_on_page_two(*args: Any) -> bool:
+        if len(applied) == bulk.PAGE_SIZE:
+            raise RuntimeError("the worker dies")
+        applied.append(args[3])
+        return real_apply(*args)
+
+    monkeypatch.setattr(bulk, "_apply", crash_on_page_two)
+    with pytest.raises(RuntimeError):
+        bulk.run_bulk(store, queue, job.job_id, first.attempts, lambda: 60_000, job.payload)
+    monkeypatch.setattr(bulk, "_apply", lambda *args: applied.append(args[3]) or real_apply(*args))
+    clock.advance(61)  # the lease runs out; the message comes back and a new attempt takes over
+    second = store.claim(job.job_id, 60)
+
+    result = bulk.run_bulk(store, queue, job.job_id, second.attempts, lambda: 60_000, job.payload)
+
+    assert result == {"action": "retry", "matched": 250, "applied": 250, "skipped": 0, "finished": True}
+    assert sorted(applied) == dead, "a job was acted on twice, or missed"
+    assert all(j.status is JobStatus.PENDING for j in store.get_many(dead))
+    assert _visible(pipeline) == 1 + 250  # the bulk job's own message, and one per retried job
+
+
+def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    _dead_jobs(store, 150)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest(limit=120))
+    claimed = store.claim(job.job_id, 60)
+    budget = iter([60_000, 0])
+
+    later = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: next(budget, 0), job.payload)
+    assert isinstance(later, ContinueLater)
+    paused = store.continue_later(claimed, later.result)
+    resumed = store.claim(job.job_id, 60)
+    result = bulk.run_bulk(store, queue, job.job_id, resumed.attempts, lambda: 60_000, job.payload)
+
+    assert (paused.status, paused.attempts, resumed.attempts) == (JobStatus.PENDING, 0, 1)
+    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert result == {"action": "retry", "matched": 120, "applied": 120, "skipped": 0, "finished": True}
+
+
+_calls: list[int] = []
+
+
+def _continues_twice(_: Any, context: JobContext) -> Any:
+    _calls.append(context.attempt)
+    return ContinueLater({"calls": len(_calls)}) if len(_calls) < 3 else {"calls": len(_calls)}
+
+
+@pytest.fixture
+def continuing_type() -> None:
+    """Registered for one test: the autouse fixture unregisters types a test added."""
+    _calls.clear()
+    registry.register(JobType(name="test_continues", payload_model=EchoPayload, run=_continues_twice))
+
+
+def test_the_worker_redelivers_a_continuing_job_at_once_and_counts_no_attempt(
+    pipeline: Pipeline, store: JobStore, continuing_type: None
+) -> None:
+    store.put_new(NewJob(job_id="long", job_type="test_continues", payload={}, max_attempts=1))
+    JobQueue(pipeline.queue_url).send("long")
+
+    pipeline.drain()
+
+    final = store.get("long")
+    assert final is not None
+    assert (final.status, final.result, final.attempts) == (JobStatus.DONE, {"calls": 3}, 1)
+    assert _calls == [1, 1, 1]
+
+
+def test_bulk_is_the_operators_and_its_type_is_not_submittable(pipeline: Pipeline, store: JobStore) -> None:
+    with pytest.raises(ForbiddenError):
+        bulk.start_bulk(store, JobQueue(pipeline.queue_url), Caller("key-a"), "cancel", BulkRequest())
+    response = pipeline.request("POST", "/jobs", {"type": "bulk_action", "payload": {}})
+    assert (response.status, response.body["error"]["code"]) == (422, "unknown_job_type")

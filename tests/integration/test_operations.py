@@ -1,0 +1,326 @@
+"""The caller's operations (lambdas/lifecycle/operations.py, actions.py): scoping, lists and paging,
+retry and cancel with their races, history across a manual retry."""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lambdas import config
+from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
+from lambdas.lifecycle import actions, operations
+from lambdas.lifecycle.errors import (
+    InvalidCursorError,
+    JobNotFoundError,
+    NotCancellableError,
+    NotRetryableError,
+)
+from lambdas.models.api import JobView
+from lambdas.models.caller import Caller
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
+from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.errors import NotClaimableError
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
+from tests.support.pipeline import Pipeline
+from tests.support.stores import Clock
+
+ALICE, BOB = Caller("key-alice"), Caller("key-bob")
+OPERATOR = Caller("key-operator", operator=True)
+
+
+def _job(store: JobStore, job_id: str, owner: str = ALICE.owner, **extra: Any) -> Job:
+    return store.put_new(
+        NewJob(job_id=job_id, job_type="echo", payload={}, max_attempts=2, owner=owner, **extra)
+    )
+
+
+def _dead(store: JobStore, job_id: str, owner: str = ALICE.owner) -> Job:
+    _job(store, job_id, owner)
+    return store.fail(store.claim(job_id, 60), "boom")
+
+
+def _all_pages(fetch: Callable[[str | None], Any], items: str) -> list[Any]:
+    seen, cursor = [], None
+    while True:
+        page = fetch(cursor)
+        seen.extend(getattr(page, items))
+        cursor = page.next_cursor
+        if cursor is None:
+            return seen
+
+
+def test_another_owners_job_is_not_found_for_every_operation(pipeline: Pipeline, store: JobStore) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    _dead(store, "alices")
+
+    for call in (
+        lambda: operations.find_job(store, "alices", BOB),
+        lambda: operations.list_children(store, BOB, "alices", status=None, limit=10, cursor=None),
+        lambda: actions.retry_job(store, queue, BOB, "alices"),
+        lambda: actions.cancel_job(store, BOB, "alices"),
+    ):
+        with pytest.raises(JobNotFoundError):
+            call()
+    assert operations.list_jobs(store, BOB, status=None, job_type=None, limit=10, cursor=None).jobs == []
+    assert operations.find_job(store, "alices", ALICE).owner == ALICE.owner
+    listed = operations.list_jobs(
+        store, OPERATOR, status=JobStatus.DEAD, job_type=None, limit=10, cursor=None
+    )
+    assert [j.job_id for j in listed.jobs] == ["alices"]
+    assert actions.retry_job(store, queue, OPERATOR, "alices").status is JobStatus.PENDING
+
+
+def test_paging_over_260_jobs_across_shards_has_no_duplicate_and_no_gap(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    """Broken line: `JobListing.list_ids`'s `following[number] = shard.start` as `= END` (a shard's
+    position lost between pages) leaves gaps."""
+    ids = []
+    for n in range(260):
+        clock.advance(0.001 * (n % 3))  # some share a timestamp
+        ids.append(_job(store, f"job-{n:03}").job_id)
+    _job(store, "bobs", owner=BOB.owner)
+
+    for caller, status, expected in (
+        (ALICE, None, set(ids)),
+        (ALICE, JobStatus.PENDING, set(ids)),
+        (OPERATOR, JobStatus.PENDING, {*ids, "bobs"}),
+        (OPERATOR, None, {*ids, "bobs"}),
+    ):
+        listed = _all_pages(
+            lambda cursor, c=caller, s=status: operations.list_jobs(
+                store, c, status=s, job_type=None, limit=25, cursor=cursor
+            ),
+            "jobs",
+        )
+        found = [j.job_id for j in listed]
+        assert len(found) == len(set(found)), "a job was listed twice"
+        assert set(found) == expected
+        order = [j.status_at if status else j.created_at for j in listed]
+        assert order == sorted(order, reverse=True), "not newest first"
+
+
+def test_a_bad_or_foreign_cursor_is_refused(pipeline: Pipeline, store: JobStore) -> None:
+    for n in range(3):
+        _job(store, f"j{n}")
+    page = operations.list_jobs(store, ALICE, status=None, job_type=None, limit=1, cursor=None)
+    assert page.next_cursor
+    for cursor in ("not-base64!", "e30", page.next_cursor[:-2] + "xx"):
+        with pytest.raises(InvalidCursorError):
+            operations.list_jobs(store, ALICE, status=None, job_type=None, limit=1, cursor=cursor)
+    with pytest.raises(InvalidCursorError):  # made for another list
+        operations.list_jobs(
+            store, ALICE, status=JobStatus.PENDING, job_type=None, limit=1, cursor=page.next_cursor
+        )
+
+
+def test_type_filter_and_a_clients_processing_list(pipeline: Pipeline, store: JobStore) -> None:
+    _job(store, "a1")
+    store.put_new(NewJob(job_id="a2", job_type="other", payload={}, max_attempts=1, owner=ALICE.owner))
+    _job(store, "b1", owner=BOB.owner)
+    for job_id in ("a1", "b1"):
+        store.claim(job_id, 60)
+
+    typed = operations.list_jobs(store, ALICE, status=None, job_type="other", limit=10, cursor=None)
+    running = operations.list_jobs(
+        store, ALICE, status=JobStatus.PROCESSING, job_type=None, limit=10, cursor=None
+    )
+
+    assert [j.job_id for j in typed.jobs] == ["a2"]
+    assert [j.job_id for j in running.jobs] == ["a1"]
+
+
+def test_retry_keeps_history_and_gives_a_fresh_budget(pipeline: Pipeline, store: JobStore) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    _job(store, "j")
+    store.retry(store.claim("j", 60), "first", 0)
+    store.fail(store.claim("j", 60), "second")
+
+    retried = actions.retry_job(store, queue, ALICE, "j")
+    again = store.claim("j", 60)
+
+    assert (retried.status, retried.attempts) == (JobStatus.PENDING, 0)
+    assert (again.attempts, again.attempt_total) == (1, 3)
+    view = JobView.of(again).model_dump(by_alias=True)
+    assert [(h["attempt"], h["outcome"]) for h in view["history"]] == [(1, "retry"), (2, "dead"), (3, None)]
+    assert view["history"][1]["error"] == "second"
+
+
+def test_retry_vs_retry_one_wins(pipeline: Pipeline, store: JobStore) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    _dead(store, "j")
+    outcomes = _race(
+        lambda: actions.retry_job(store, queue, ALICE, "j"),
+        lambda: actions.retry_job(store, queue, ALICE, "j"),
+    )
+    assert sorted(type(o).__name__ for o in outcomes) == ["Job", "NotRetryableError"]
+    with pytest.raises(NotRetryableError, match="pending"):
+        actions.retry_job(store, queue, ALICE, "j")
+
+
+def test_cancel_vs_claim_a_cancelled_job_never_runs(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: the claim condition `#status = :pending OR` as `#status <> :processing OR`."""
+    for n in range(6):
+        _job(store, f"j{n}")
+        outcomes = _race(
+            lambda n=n: actions.cancel_job(store, ALICE, f"j{n}"), lambda n=n: store.claim(f"j{n}", 60)
+        )
+        kinds = sorted(type(o).__name__ for o in outcomes)
+        final = store.get(f"j{n}")
+        assert final is not None
+        if final.status is JobStatus.CANCELLED:
+            assert kinds == ["Job", "NotClaimableError"]
+        else:
+            assert final.status is JobStatus.PROCESSING
+            assert kinds == ["Job", "NotCancellableError"]
+
+
+def test_a_message_for_a_cancelled_job_is_dropped_and_acknowledged(
+    pipeline: Pipeline, store: JobStore, test_types: None
+) -> None:
+    job_id = pipeline.submit("test_echo", {"value": "x"})
+    actions.cancel_job(store, OPERATOR, job_id)
+
+    response = pipeline.run_worker()
+
+    assert response["batchItemFailures"] == []
+    assert pipeline.visible(pipeline.queue_url) == 0
+    final = store.get(job_id)
+    assert final is not None
+    assert (final.status, final.attempts) == (JobStatus.CANCELLED, 0)
+    with pytest.raises(NotClaimableError):
+        store.claim(job_id, 60)
+
+
+def _fan_out(store: JobStore, endpoints: int) -> tuple[Job, list[str]]:
+    payload = {
+        "eventType": "e",
+        "data": {},
+        "endpoints": [{"id": f"ep{n}", "url": f"https://x/{n}"} for n in range(endpoints)],
+    }
+    store.put_new(
+        NewJob(job_id="fan", job_type="webhook_fanout", payload=payload, max_attempts=2, owner=ALICE.owner)
+    )
+    parent = store.claim("fan", 60)
+    children = [delivery_id("fan", f"ep{n}") for n in range(endpoints)]
+    store.create_children(
+        [
+            NewJob(
+                job_id=c,
+                job_type=DELIVERY_TYPE,
+                payload={},
+                max_attempts=2,
+                parent_id="fan",
+                owner=ALICE.owner,
+            )
+            for c in children
+        ]
+    )
+    return store.await_children(parent, endpoints, {}, 60), children
+
+
+def test_retry_of_a_fan_out_retries_its_dead_children_and_it_waits_again(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    parent, children = _fan_out(store, 3)
+    store.complete(store.claim(children[0], 60), {})
+    for child in children[1:]:
+        store.fail(store.claim(child, 60), "gone")
+    done = store.finish_parent(store.get("fan") or parent)
+    assert done is not None
+    assert done.status is JobStatus.DONE
+
+    retried = actions.retry_job(store, queue, ALICE, "fan")
+
+    assert retried.status is JobStatus.WAITING
+    assert retried.children is not None
+    assert (retried.children.done, retried.children.dead) == (1, 0)
+    page = operations.list_children(store, ALICE, "fan", status=JobStatus.PENDING, limit=10, cursor=None)
+    assert [c.job_id for c in page.children] == children[1:]
+
+
+def test_retry_of_a_fan_out_with_a_pending_child_is_refused(pipeline: Pipeline, store: JobStore) -> None:
+    queue = JobQueue(pipeline.queue_url)
+    _, children = _fan_out(store, 2)
+    store.fail(store.claim(children[0], 60), "gone")
+
+    with pytest.raises(NotRetryableError, match="waiting"):
+        actions.retry_job(store, queue, ALICE, "fan")
+
+
+def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    _, children = _fan_out(store, 3)
+    store.complete(store.claim(children[0], 60), {})
+
+    cancelled = actions.cancel_job(store, ALICE, "fan")
+
+    assert cancelled.status is JobStatus.CANCELLED
+    assert cancelled.children is not None
+    assert (cancelled.children.done, cancelled.children.cancelled) == (1, 2)
+    assert JobView.of(cancelled).model_dump(by_alias=True)["children"]["cancelled"] == 2
+    with pytest.raises(NotCancellableError):
+        actions.cancel_job(store, ALICE, "fan")
+
+
+def _race(*calls: Callable[[], Any]) -> list[Any]:
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = calls[i]()
+        except Exception as error:
+            results[i] = error
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    log = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE])
+    _, children = _fan_out(store, 3)
+    for n, child in enumerate(children):
+        for attempt in (1, 2):
+            log.record(
+                DeliveryAttempt(
+                    fanout_id="fan",
+                    delivery_id=child,
+                    endpoint_id=f"ep{n}",
+                    event_type="e",
+                    attempt=attempt,
+                    attempted_at=f"2026-01-01T00:00:0{attempt}.000Z",
+                    outcome=DeliveryOutcome.RETRY if attempt == 1 else DeliveryOutcome.DELIVERED,
+                    latency_ms=5,
+                    http_status=500 if attempt == 1 else 200,
+                )
+            )
+
+    every = _all_pages(
+        lambda cursor: operations.list_deliveries(store, log, ALICE, "fan", limit=4, cursor=cursor),
+        "deliveries",
+    )
+    one = operations.list_deliveries(store, log, ALICE, children[1], limit=10, cursor=None)
+
+    assert sorted((d.delivery_id, d.attempt) for d in every) == sorted(
+        (c, a) for c in children for a in (1, 2)
+    )
+    assert [(d.endpoint_id, d.attempt, d.http_status) for d in one.deliveries] == [
+        ("ep1", 1, 500),
+        ("ep1", 2, 200),
+    ]
+    assert one.next_cursor is None
+    with pytest.raises(JobNotFoundError):
+        operations.list_deliveries(store, log, BOB, "fan", limit=4, cursor=None)
