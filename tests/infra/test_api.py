@@ -84,7 +84,7 @@ def test_requests_are_validated_before_the_function_runs(template: dict[str, Any
     routes = _routes(template)
     assert all(method["RequestValidatorId"] == {"Ref": validator_id} for method in routes.values())
     for (_, path), method in routes.items():
-        expected = {"method.request.path.jobId": True} if "{jobId}" in path else None
+        expected = {f"method.request.path.{name}": True for name in re.findall(r"{(\w+)}", path)} or None
         assert method.get("RequestParameters") == expected, path
     model_id, _ = only(template, "AWS::ApiGateway::Model")
     assert routes[("POST", "/jobs")]["RequestModels"] == {"application/json": {"Ref": model_id}}
