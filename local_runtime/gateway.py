@@ -126,10 +126,16 @@ class Gateway:
         self._buckets = {key.value: _TokenBucket(api.limits) for key in keys}
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The route for this request. As in API Gateway, the path picks the resource first (the most
+        specific one: `/jobs/retry` over `/jobs/{jobId}`), then the method; a method that resource
+        lacks does not fall back to a less specific resource."""
+        resource = None
         for pattern, route in self._routes:
             found = pattern.match(path)
-            if found and route.method in (method, "ANY"):
-                return route, found.groupdict()
+            if found and resource in (None, route.resource):
+                resource = route.resource
+                if route.method in (method, "ANY"):
+                    return route, found.groupdict()
         return None
 
     def handle(self, request: HttpRequest) -> HttpResponse:

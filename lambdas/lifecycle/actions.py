@@ -12,7 +12,7 @@ second concurrent call gets 409 and never a double effect.
 """
 
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
-from lambdas.lifecycle.operations import child_ids, find_job
+from lambdas.lifecycle.reads import child_ids, find_job
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger

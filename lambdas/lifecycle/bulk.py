@@ -21,8 +21,8 @@ from typing import Any
 from lambdas.jobs.base import ContinueLater
 from lambdas.lifecycle import actions
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
-from lambdas.lifecycle.operations import list_query
 from lambdas.lifecycle.paging import shard_positions
+from lambdas.lifecycle.reads import list_query
 from lambdas.models.api import BulkAction, BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob

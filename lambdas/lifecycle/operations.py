@@ -1,145 +1,16 @@
-"""What a caller may read: one job, lists of jobs, a fan-out's children and its delivery log.
+"""The caller's operations on jobs, as the API calls them: reads (`reads`), retry and cancel (`actions`),
+bulk actions (`bulk`). Every one is scoped by the caller; see each module for its rules."""
 
-Every function is scoped by the caller: a client sees only the jobs its key submitted (a fan-out's
-children have their parent's owner), the operator sees every job. A job the caller may not see is
-JobNotFoundError, exactly like a job that does not exist. Lists are Queries on the jobs table's
-indexes (never a Scan), newest first, paged with opaque cursors (`paging`). The actions (retry,
-cancel, bulk) live in `actions`.
-"""
+from lambdas.lifecycle.actions import cancel_job, retry_job
+from lambdas.lifecycle.bulk import start_bulk
+from lambdas.lifecycle.reads import find_job, list_children, list_deliveries, list_jobs
 
-from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
-from lambdas.lifecycle import paging
-from lambdas.lifecycle.errors import InvalidCursorError, JobNotFoundError
-from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryView, JobPage, JobSummary
-from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus
-from lambdas.store import schema
-from lambdas.store.codec import NO_OWNER
-from lambdas.store.deliveries import DeliveryLog
-from lambdas.store.jobs import JobStore
-from lambdas.store.listing import ListQuery
-
-__all__ = ["child_ids", "find_job", "list_children", "list_deliveries", "list_jobs", "list_query"]
-
-_CHILD_READ_BATCH = 100
-
-
-def find_job(store: JobStore, job_id: str, caller: Caller) -> Job:
-    job = store.get(job_id)
-    if job is None or not caller.sees(job.owner):
-        raise JobNotFoundError(f"no job {job_id}")
-    return job
-
-
-def list_query(
-    store: JobStore,
-    caller: Caller,
-    status: JobStatus | None,
-    job_type: str | None,
-    before: int | str | None = None,
-) -> ListQuery:
-    """Which index answers this caller's list, and its key on each shard."""
-    shards = range(store.shards)
-    owner = caller.owner or NO_OWNER
-    if status is None:
-        if caller.operator:
-            return ListQuery(schema.CREATED_INDEX, [str(n) for n in shards], job_type, before=before)
-        return ListQuery(schema.OWNER_INDEX, [f"{owner}#{n}" for n in shards], job_type, before=before)
-    if caller.operator or status is JobStatus.PROCESSING:
-        # A claim cannot write the owner's key (it knows only the job id): filter on the projected owner.
-        keys = [f"{status.value}#{n}" for n in shards]
-        only = None if caller.operator else caller.owner
-        return ListQuery(schema.STATUS_TIME_INDEX, keys, job_type, owner=only, before=before)
-    keys = [f"{owner}#{status.value}#{n}" for n in shards]
-    return ListQuery(schema.OWNER_STATUS_INDEX, keys, job_type, before=before)
-
-
-def list_jobs(
-    store: JobStore,
-    caller: Caller,
-    *,
-    status: JobStatus | None,
-    job_type: str | None,
-    limit: int,
-    cursor: str | None,
-) -> JobPage:
-    """Newest first: by the time the status was entered, or by creation without a status."""
-    query = list_query(store, caller, status, job_type)
-    tag = paging.query_tag("jobs", query.index.name, caller.owner, caller.operator, status, job_type)
-    state = paging.decode(tag, cursor)
-    positions = paging.shard_positions(state, store.shards, query.index.numeric_sort_key)
-    ids, following = store.list_ids(query, limit, positions)
-    jobs = store.get_many(ids)
-    next_cursor = None
-    if following is not None:
-        next_cursor = paging.encode(tag, {str(n): at for n, at in following.items()})
-    return JobPage(jobs=[JobSummary.of(job) for job in jobs], next_cursor=next_cursor)
-
-
-def _endpoints(parent: Job) -> list[tuple[str, str]]:
-    """A fan-out's (endpoint id, url) pairs, in the order of its payload; none for other jobs."""
-    if parent.children is None:
-        return []
-    endpoints = parent.payload.get("endpoints") or []
-    return [(str(e["id"]), str(e["url"])) for e in endpoints if isinstance(e, dict) and "id" in e]
-
-
-def child_ids(parent: Job) -> list[str]:
-    return [delivery_id(parent.job_id, endpoint_id) for endpoint_id, _ in _endpoints(parent)]
-
-
-def list_children(
-    store: JobStore,
-    caller: Caller,
-    job_id: str,
-    *,
-    status: JobStatus | None,
-    limit: int,
-    cursor: str | None,
-) -> ChildPage:
-    """A fan-out's children in endpoint order: their ids follow from the parent's payload, so a page is
-    one BatchGetItem per 100 endpoints, no index."""
-    parent = find_job(store, job_id, caller)
-    endpoints = _endpoints(parent)
-    tag = paging.query_tag("children", job_id, status)
-    at = paging.offset(paging.decode(tag, cursor), len(endpoints))
-    found: list[ChildSummary] = []
-    while at < len(endpoints) and len(found) < limit:
-        batch = endpoints[at : at + min(_CHILD_READ_BATCH, limit - len(found))]
-        ids = {delivery_id(job_id, endpoint_id): (endpoint_id, url) for endpoint_id, url in batch}
-        for child in store.get_many(list(ids)):
-            if status is None or child.status is status:
-                endpoint_id, url = ids[child.job_id]
-                found.append(
-                    ChildSummary(
-                        job_id=child.job_id,
-                        endpoint_id=endpoint_id,
-                        url=url,
-                        status=child.status.value,
-                        attempts=child.attempts,
-                        last_error=child.last_error,
-                    )
-                )
-        at += len(batch)
-    next_cursor = paging.encode(tag, at) if at < len(endpoints) else None
-    return ChildPage(children=found, next_cursor=next_cursor)
-
-
-def list_deliveries(
-    store: JobStore, log: DeliveryLog, caller: Caller, job_id: str, *, limit: int, cursor: str | None
-) -> DeliveryPage:
-    """The delivery log: every child's attempts for a fan-out, a delivery child's own, else nothing."""
-    job = find_job(store, job_id, caller)
-    if job.children is not None:
-        fanout_id, only = job.job_id, None
-    elif job.job_type == DELIVERY_TYPE and job.parent_id:
-        fanout_id, only = job.parent_id, job.job_id
-    else:
-        return DeliveryPage(deliveries=[], next_cursor=None)
-    tag = paging.query_tag("deliveries", job_id)
-    after = paging.decode(tag, cursor)
-    if after is not None and not (isinstance(after, str) and 0 < len(after) <= 200):
-        raise InvalidCursorError("the cursor is malformed")
-    attempts, following = log.page(fanout_id, only, limit, after)
-    views = [DeliveryView.of(a) for a in attempts]
-    return DeliveryPage(deliveries=views, next_cursor=paging.encode(tag, following) if following else None)
+__all__ = [
+    "cancel_job",
+    "find_job",
+    "list_children",
+    "list_deliveries",
+    "list_jobs",
+    "retry_job",
+    "start_bulk",
+]

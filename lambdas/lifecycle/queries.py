@@ -1,5 +1,5 @@
 """Reading jobs back: `GET /jobs/{jobId}` asks `find_job`, scoped by the caller (see `operations`)."""
 
-from lambdas.lifecycle.operations import find_job
+from lambdas.lifecycle.reads import find_job
 
 __all__ = ["find_job"]

@@ -10,7 +10,7 @@ the pipeline's, not the caller's.
 from collections import Counter
 from typing import Final
 
-from lambdas.lifecycle.operations import list_query
+from lambdas.lifecycle.reads import list_query
 from lambdas.models.caller import Caller
 from lambdas.models.job import JobStatus
 from lambdas.models.stats import DeadLetterQueueView, MinuteView, QueueView, StatsView, Tally

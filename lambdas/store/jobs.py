@@ -226,12 +226,12 @@ class JobStore(JobListing, JobActions):
         """Dead-letter path: end a job that is not finished yet (never over `done`).
 
         Returns the dead job (whether this call or an earlier one killed it), or None when the job
-        does not exist or finished successfully.
+        does not exist, finished successfully or was cancelled.
         """
         while True:
             job = self.get(job_id)
-            if job is None or job.status is JobStatus.DONE:
-                return None
+            if job is None or job.status in (JobStatus.DONE, JobStatus.CANCELLED):
+                return None  # a cancelled job stays cancelled: it never ran, so it did not die
             if job.status is JobStatus.DEAD:
                 return job
             now = self.now()

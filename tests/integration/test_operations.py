@@ -324,3 +324,14 @@ def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
     assert one.next_cursor is None
     with pytest.raises(JobNotFoundError):
         operations.list_deliveries(store, log, BOB, "fan", limit=4, cursor=None)
+
+
+def test_the_dead_letter_path_leaves_a_cancelled_job_cancelled(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: `mark_dead`'s `job.status in (JobStatus.DONE, JobStatus.CANCELLED)` without CANCELLED."""
+    _job(store, "j")
+    actions.cancel_job(store, ALICE, "j")
+
+    assert store.mark_dead("j", "redriven") is None
+    final = store.get("j")
+    assert final is not None
+    assert final.status is JobStatus.CANCELLED

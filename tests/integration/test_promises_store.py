@@ -74,9 +74,16 @@ def parent_with_children(pipeline: Pipeline, store: JobStore) -> Any:
     def make(child_types: list[str]) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
         parent_id = pipeline.submit("test_hand_over", {"total": len(child_types)})
         (parent_record,) = pipeline.receive(pipeline.queue_url)
+        stored = store.get(parent_id)
+        owner = stored.owner if stored else ""
         children = {
             kind: NewJob(
-                job_id=str(uuid.uuid4()), job_type=kind, payload={}, max_attempts=1, parent_id=parent_id
+                job_id=str(uuid.uuid4()),
+                job_type=kind,
+                payload={},
+                max_attempts=1,
+                parent_id=parent_id,
+                owner=owner,  # children have their parent's owner, as the worker writes them
             )
             for kind in child_types
         }
@@ -101,7 +108,7 @@ def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_w
 
     job = pipeline.job(parent_id)
     assert job["status"] == "done"  # at once, not at the next recovery sweep
-    assert job["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 1}
+    assert job["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 1, "cancelled": 0}
     assert job["result"] == {"handedOver": 2}
 
 
@@ -117,7 +124,7 @@ def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
 
     job = pipeline.job(parent_id)
     assert job["status"] == "done"
-    assert job["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 1}
+    assert job["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 1, "cancelled": 0}
 
 
 def test_children_of_a_parent_that_is_gone_still_finish(

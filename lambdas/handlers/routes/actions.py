@@ -48,7 +48,7 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
     ),
 )
 def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.actions import retry_job as retry
+    from lambdas.lifecycle.operations import retry_job as retry
 
     found = services()
     job = retry(found.store, found.queue, caller(router), job_id)
@@ -72,13 +72,13 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     ),
 )
 def cancel_job(job_id: JobId) -> JobView:
-    from lambdas.lifecycle.actions import cancel_job as cancel
+    from lambdas.lifecycle.operations import cancel_job as cancel
 
     return JobView.of(cancel(services().store, caller(router), job_id))
 
 
 def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.bulk import start_bulk
+    from lambdas.lifecycle.operations import start_bulk
 
     found = services()
     job = start_bulk(found.store, found.queue, caller(router), action, request)

@@ -20,6 +20,7 @@ API = ApiSpec(
     routes=(
         Route("POST", "/jobs", "ApiFn", True),
         Route("GET", "/jobs/{jobId}", "ApiFn", True),
+        Route("POST", "/jobs/retry", "ApiFn", True),
         Route("GET", "/health", "ApiFn", False),
     ),
     binary_media_types=("image/*",),
@@ -121,7 +122,8 @@ def test_method_without_key_requirement_is_open() -> None:
 def test_unknown_route_or_method_answers_like_api_gateway() -> None:
     gateway = _gateway(Recorder())
 
-    for method, path in (("GET", "/nowhere"), ("DELETE", "/jobs")):
+    # GET /jobs/retry: the literal resource matches first, and it has no GET (no fall back to {jobId}).
+    for method, path in (("GET", "/nowhere"), ("DELETE", "/jobs"), ("GET", "/jobs/retry")):
         response = gateway.handle(_request(method, path))
         assert (response.status, json.loads(response.body)) == (
             403,
