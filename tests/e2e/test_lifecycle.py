@@ -98,10 +98,18 @@ def test_lost_send_is_repaired_by_the_schedule(
     clients.reset()
     env = runtime.provisioned.function_env("lambdas.handlers.api.handler")
     store = store_from_env(env)
+    # The client's own job (a client sees only those): its owner is what the API records for its key.
+    known = store.get(client.submit("test_echo", {"value": "owner"}))
+    assert known is not None
     job_id = str(uuid.uuid4())
     store.put_new(
         NewJob(
-            job_id=job_id, job_type="test_echo", payload={"value": "lost"}, max_attempts=3, delay_seconds=0
+            job_id=job_id,
+            job_type="test_echo",
+            payload={"value": "lost"},
+            max_attempts=3,
+            delay_seconds=0,
+            owner=known.owner,
         )
     )
     clients.reset()
