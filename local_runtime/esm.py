@@ -1,6 +1,6 @@
 """An SQS event source mapping, emulated with the semantics AWS documents for Lambda's SQS pollers.
 
-- Pollers long-poll the queue and gather up to `BatchSize` messages, waiting at most
+- Pollers long-poll the queue (taking turns) and gather up to `BatchSize` messages, waiting at most
   `MaximumBatchingWindowInSeconds` after the first one; at most `MaximumConcurrency` batches run at once.
 - Messages are received with the queue's own visibility timeout (nothing is overridden).
 - A function error or timeout deletes nothing: the whole batch comes back when its visibility
@@ -33,6 +33,11 @@ DEFAULT_CONCURRENCY = 5
 POLLER_RAMP_SECONDS = 0.5
 # The longest a receive waits, so that stopping the runtime never waits longer than this.
 RECEIVE_WAIT_SECONDS = 1
+# While a batching window is open and the batch is not full, a poller waits this long (at most until
+# the window closes) before it receives again; the batch is invoked when full or when its window closes.
+GATHER_PAUSE_SECONDS = 0.5
+# How often a poller waiting for its turn to receive checks whether the source is stopping.
+TURN_CHECK_SECONDS = 0.2
 
 _SYSTEM_ATTRIBUTES = (
     "ApproximateReceiveCount",
@@ -186,6 +191,11 @@ class SqsEventSource:
         self._region = region
         self._on_batch = on_batch
         self._stopping = threading.Event()
+        # One receive in flight per mapping: the pollers take turns. Concurrent long polls on one
+        # queue all wake for each message that arrives and split a burst into small batches; taking
+        # turns, a receive takes up to the batch size of what is waiting and the next poller
+        # receives right after. Invocations still run `concurrency` at once.
+        self._turn = threading.Lock()
         self._enabled = threading.Event()
         self._enabled.set()
         # Pollers between their enabled check and the end of their batch; guarded by `_idle`.
@@ -271,18 +281,17 @@ class SqsEventSource:
         size = 0
         window_ends: float | None = None
         while not self._stopping.is_set() and len(batch) < self.mapping.batch_size:
-            if not batch and not self._enabled.is_set():
-                break
             if window_ends is None:
-                wait = RECEIVE_WAIT_SECONDS
-            else:
-                remaining = window_ends - time.monotonic()
-                if remaining <= 0:
+                if not self._enabled.is_set():
                     break
-                wait = min(RECEIVE_WAIT_SECONDS, max(1, int(remaining)))
-            messages = receive_messages(
-                self._sqs, self.mapping.queue_url, self.mapping.batch_size - len(batch), wait
-            )
+                messages = self._receive(self.mapping.batch_size, RECEIVE_WAIT_SECONDS, None)
+            else:
+                # An open batch looks again every GATHER_PAUSE_SECONDS, without waiting in SQS, so
+                # that one receive takes what arrived meanwhile and the window is never overrun.
+                pause = min(GATHER_PAUSE_SECONDS, window_ends - time.monotonic())
+                if pause <= 0 or self._stopping.wait(pause):
+                    break
+                messages = self._receive(self.mapping.batch_size - len(batch), 0, window_ends)
             if not messages:
                 continue
             batch.extend(messages)
@@ -294,6 +303,19 @@ class SqsEventSource:
             if size >= MAX_PAYLOAD_BYTES:
                 break
         return batch
+
+    def _receive(self, limit: int, wait: int, window_ends: float | None) -> list[dict[str, Any]]:
+        """One receive in this poller's turn; none if the source stops (or is disabled before a batch
+        opens, or the batch's window closes) while it waits for its turn."""
+        while not self._turn.acquire(timeout=TURN_CHECK_SECONDS):
+            if self._stopping.is_set() or (window_ends is not None and time.monotonic() >= window_ends):
+                return []
+        try:
+            if window_ends is None and not self._enabled.is_set():
+                return []
+            return receive_messages(self._sqs, self.mapping.queue_url, limit, wait)
+        finally:
+            self._turn.release()
 
     def _process(self, batch: list[dict[str, Any]]) -> None:
         started = time.time()

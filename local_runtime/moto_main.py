@@ -1,5 +1,12 @@
 """moto's server, with DynamoDB's writes applied one at a time as AWS applies a conditional write.
 
+Two of moto's costs that the AWS logic does not need are cut (docs/performance.md), with the same
+answers: its dispatcher works out which backend serves a host again for every request, under one
+lock shared by all requests, by listing and stat-ing its own package directory and trying ~180 URL
+patterns (`remember_backends` keeps each host's answer); and ReceiveMessage checks each message's
+retention period through the queue's whole attribute set, counting every message of the queue three
+times over per received message (`read_retention_directly` reads the one attribute).
+
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
 so the local runtime's server takes a lock around each DynamoDB item operation.
@@ -15,8 +22,11 @@ from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
+from moto.core.utils import unix_time
 from moto.dynamodb.models import DynamoDBBackend
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
+from moto.sqs.models import SQSBackend
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -60,6 +70,35 @@ def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = s
         set_attribute(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
 
 
+def remember_backends(set_attribute: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Keep each host's backend, as moto's dispatcher would find it, after its first request."""
+    find = DomainDispatcherApplication.get_backend_for_host
+    known: dict[str | None, Any] = {}
+
+    @functools.wraps(find)
+    def remembered(self: DomainDispatcherApplication, host: str | None) -> Any:
+        # Called under the dispatcher's own lock, so one lookup per host.
+        if host not in known:
+            known[host] = find(self, host)
+        return known[host]
+
+    set_attribute(DomainDispatcherApplication, "get_backend_for_host", remembered)
+
+
+def read_retention_directly(set_attribute: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Check a received message's retention against the queue's `MessageRetentionPeriod` alone."""
+
+    def retained(self: SQSBackend, queue_name: str, message: Any) -> bool:
+        queue: Any = self.get_queue(queue_name)  # moto sets its attributes by name (setattr)
+        retention: int = queue.message_retention_period
+        return bool(retention + message.sent_timestamp / 1000 > unix_time())
+
+    if callable(getattr(SQSBackend, "is_message_valid_based_on_retention_period", None)):
+        set_attribute(SQSBackend, "is_message_valid_based_on_retention_period", retained)
+
+
 if __name__ == "__main__":
     serialise_item_operations()
+    remember_backends()
+    read_retention_directly()
     moto_main(sys.argv[1:])

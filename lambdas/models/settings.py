@@ -23,7 +23,10 @@ from lambdas import config
 class Environment(BaseModel):
     """The base of every function's settings: read from a mapping of environment variables."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore", validate_default=True)
+    # defer_build: a function validates one of these models, so the others' validators are never built.
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, extra="ignore", validate_default=True, defer_build=True
+    )
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Self:

@@ -32,7 +32,11 @@ class StoredObject:
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # Built on first use: only the api's upload route and its OpenAPI document use these models, while
+    # every function imports this module for StoredObject and the key pattern.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
 
 class CreateUploadRequest(_Wire):

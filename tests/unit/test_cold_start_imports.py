@@ -10,20 +10,24 @@ PROBE = """
 import json, sys
 import {module}
 {after}
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({result}))
 """
 
 
-def modules_after_import(module: str, after: str = "") -> set[str]:
-    # A fresh interpreter: what this test process already imported must not count.
+def probe(module: str, after: str = "", result: str = "sorted(sys.modules)") -> set[str]:
+    """`result` (a list of names) in a fresh interpreter: what this process imported must not count."""
     output = subprocess.run(
-        [sys.executable, "-c", PROBE.format(module=module, after=after)],
+        [sys.executable, "-c", PROBE.format(module=module, after=after, result=result)],
         check=True,
         capture_output=True,
         text=True,
         env={"PATH": "", "POWERTOOLS_TRACE_DISABLED": "true", "AWS_DEFAULT_REGION": "us-east-1"},
     ).stdout
     return set(json.loads(output.splitlines()[-1]))
+
+
+def modules_after_import(module: str, after: str = "") -> set[str]:
+    return probe(module, after)
 
 
 @pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
@@ -70,3 +74,14 @@ def test_the_api_loads_its_routes_but_nothing_a_route_loads_when_it_first_runs()
     assert "lambdas.jobs.registry" not in loaded
     assert not any(name.startswith("lambdas.jobs.types") for name in loaded)
     assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
+
+
+def test_a_function_builds_the_validator_of_its_own_settings_model_only() -> None:
+    built = probe(
+        "lambdas.handlers.recovery",
+        "from lambdas.models import settings, uploads\n"
+        "settings.RecoverySettings.load({'JOBS_TABLE_NAME': 'jobs', 'QUEUE_URL': 'https://queue'})\n"
+        "models = [m for m in [*vars(settings).values(), *vars(uploads).values()] if isinstance(m, type)]",
+        "[m.__name__ for m in models if getattr(m, '__pydantic_complete__', False)]",
+    )
+    assert built == {"RecoverySettings"}

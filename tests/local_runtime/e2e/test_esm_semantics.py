@@ -266,6 +266,28 @@ def test_batching_window_gathers_messages_sent_apart(start_mapping: Callable[...
     assert set(outcome.message_ids) == {first, second}
 
 
+def test_a_window_gathers_with_few_receives_and_still_closes_on_time(
+    start_mapping: Callable[..., Mapping],
+) -> None:
+    # given a poller waiting on an empty queue with a 2 s window, its receives counted from now
+    esm = start_mapping(window=2, concurrency=1)
+    receives: list[float] = []
+    esm.sqs.meta.events.register("before-call.sqs.ReceiveMessage", lambda **_: receives.append(time.time()))
+
+    # when nine messages arrive over ~0.4 s
+    sent_at = time.time()
+    sent = set()
+    for _ in range(9):
+        sent.add(esm.send(do="ok"))
+        time.sleep(0.05)
+
+    # then one batch holds them all, invoked when the window closed (not a receive per message)
+    (outcome,) = esm.wait_for(lambda o: len(o) >= 1)
+    assert set(outcome.message_ids) == sent
+    assert len([t for t in receives if t < outcome.started]) <= 5
+    assert outcome.started - sent_at < 2 + 1.5  # the window, plus at most one long poll's overshoot
+
+
 def test_maximum_concurrency_bounds_parallel_invocations(start_mapping: Callable[..., Mapping]) -> None:
     esm = start_mapping(batch_size=1, concurrency=2)
     for _ in range(5):
@@ -273,9 +295,41 @@ def test_maximum_concurrency_bounds_parallel_invocations(start_mapping: Callable
 
     outcomes = esm.wait_for(lambda o: len(o) >= 5, timeout=30)
 
-    edges = sorted([(o.started, 1) for o in outcomes] + [(o.finished, -1) for o in outcomes])
+    assert _peak([(o.started, o.finished) for o in outcomes]) == 2
+
+
+def test_pollers_take_turns_to_receive_while_batches_run_at_once(
+    start_mapping: Callable[..., Mapping],
+) -> None:
+    # given four pollers, every receive they make timed from start to end
+    esm = start_mapping(batch_size=2, concurrency=4)
+    receives: list[tuple[float, float]] = []
+    begun: dict[int, float] = {}
+
+    def before(**_: Any) -> None:
+        begun[threading.get_ident()] = time.monotonic()
+
+    def after(**_: Any) -> None:
+        receives.append((begun.pop(threading.get_ident()), time.monotonic()))
+
+    esm.sqs.meta.events.register("before-call.sqs.ReceiveMessage", before)
+    esm.sqs.meta.events.register("after-call.sqs.ReceiveMessage", after)
+    time.sleep(2.5)  # every poller has started and long-polls the empty queue
+
+    # when eight slow messages arrive
+    for _ in range(8):
+        esm.send(do="sleep", seconds=1.0)
+    outcomes = esm.wait_for(lambda o: sum(len(b.message_ids) for b in o) >= 8, timeout=30)
+
+    # then never two receives were in flight at once, yet batches ran four at a time
+    assert _peak(receives) == 1
+    assert _peak([(o.started, o.finished) for o in outcomes]) == 4
+
+
+def _peak(spans: list[tuple[float, float]]) -> int:
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
     running = peak = 0
     for _, step in edges:
         running += step
         peak = max(peak, running)
-    assert peak == 2
+    return peak
