@@ -10,7 +10,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # No AWS calls at synth: keep the CDK CLI from probing instance metadata for credentials.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate
+.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate browser
 
 venv: $(VENV)/.installed
 
@@ -38,7 +38,7 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: venv node_modules/.installed lint typecheck
+test: venv node_modules/.installed browser lint typecheck
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 # Mutation testing of lambdas/lifecycle and lambdas/store (not part of `make test`: it takes long).
@@ -48,6 +48,11 @@ MUTATE_CHILDREN ?= 2
 mutate: venv
 	nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS)
 	$(PY) -m tests.support.mutation_report $(MUTANTS)
+
+# The console's browser tests drive a system Chromium (Playwright cannot download its own here): found on
+# PATH or at $(CHROMIUM), installed with apt-get when missing and allowed to, else a clear error.
+browser: venv
+	@$(PY) -m tests.support.browser --install
 
 unit: venv
 	$(VENV)/bin/pytest tests/unit

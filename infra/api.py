@@ -9,6 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from infra.console import add_console_routes
 from infra.functions import LOG_RETENTION
 from infra.keys import ApiKeys
 from infra.nag import acknowledge
@@ -158,6 +159,7 @@ class JobsApi(Construct):
             api.root.resource_for_path(path).add_method(
                 method, integration, request_validator=validator, **options
             )
+        add_console_routes(api, integration, validator)
 
     def _add_usage_plan(self, settings: Settings, keys: ApiKeys) -> None:
         api = self.rest_api

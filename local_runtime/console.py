@@ -57,6 +57,7 @@ def startup_banner(url: str, keys: Sequence[ApiKey], aws_url: str, elapsed: floa
         [
             f"offload is running locally (started in {elapsed:.1f} s)",
             f"  API URL   {api_url}",
+            f"  Console   {api_url}/console  (sign in with an API key below)",
             *key_lines(keys),
             f"  AWS       {aws_url}  (moto: state is in memory and goes when the runtime stops)",
             "",

@@ -15,20 +15,21 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import describe_api, responses
+from lambdas.handlers.rest.security import with_security_headers
 from lambdas.handlers.routes import actions, jobs, stats
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-
-
 for routes in (jobs, actions, stats):
     app.include_router(routes.router)
+app.include_router(console_router)
 
 
 @app.post(
@@ -55,7 +56,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(as_json_request(event), context)
+    return with_security_headers(app.resolve(as_json_request(event), context))
 
 
 def openapi_document() -> str:

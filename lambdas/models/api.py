@@ -85,6 +85,7 @@ class JobView(_Wire):
     job_id: str
     type: str
     status: str
+    payload: dict[str, Any] = Field(description="The job's input, as submitted.")
     attempts: int
     max_attempts: int
     last_error: str | None = None
@@ -110,6 +111,7 @@ class JobView(_Wire):
         counts = job.children
         return cls(
             **summary_fields(job),
+            payload=job.payload,
             result=job.result,
             history=history_of(job),
             next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,

@@ -30,7 +30,8 @@ E2E_CONTEXT = {
     "workerMaxConcurrency": 2,
     "backoffBaseSeconds": 1,
     "backoffCapSeconds": 2,
-    # Two clients and the operator, as issue 9's walkthrough starts it; runtime.api_key is alpha's.
+    # Two clients and the operator, as issue 9's walkthrough starts it; runtime.api_key is alpha's
+    # (the console's and the CLI's tests show that one client never sees the other's jobs).
     "clientKeys": "alpha,beta",
 }
 

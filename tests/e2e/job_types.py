@@ -38,6 +38,20 @@ def _blocked(payload: BlockedPayload, context: JobContext) -> dict[str, object]:
 
 BLOCKED = JobType("test_blocked", BlockedPayload, _blocked)
 
-for job_type in (*TEST_JOB_TYPES, SLOW_FIRST, BLOCKED):
+
+class MarkerPayload(BaseModel):
+    path: str
+
+
+def _needs_marker(payload: MarkerPayload, context: JobContext) -> dict[str, object]:
+    # Dead at once until the test creates the file: a dead job that a manual retry takes to done.
+    if not Path(payload.path).exists():
+        raise PermanentJobError(f"{payload.path} does not exist yet")
+    return {"found": payload.path}
+
+
+NEEDS_MARKER = JobType("test_needs_marker", MarkerPayload, _needs_marker)
+
+for job_type in (*TEST_JOB_TYPES, SLOW_FIRST, BLOCKED, NEEDS_MARKER):
     if job_type.name not in registry.names():
         registry.register(job_type)

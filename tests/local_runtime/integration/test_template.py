@@ -66,7 +66,8 @@ def test_routes_and_outputs_are_read_from_the_template(template: dict[str, Any],
 
     (api,) = provisioned.apis
     methods = [d for d in template["Resources"].values() if d["Type"] == "AWS::ApiGateway::Method"]
-    assert sorted((r.method, r.resource) for r in api.routes) == sorted(ROUTES)
+    console = [("GET", "/console"), ("GET", "/console/{file}")]
+    assert sorted((r.method, r.resource) for r in api.routes) == sorted([*ROUTES, *console])
     assert len(api.routes) == len(methods)
     assert (
         provisioned.outputs["ApiUrl"]

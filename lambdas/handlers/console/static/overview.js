@@ -1,0 +1,98 @@
+// The overview: counts per status and type, both queues, and jobs finished per minute (GET /stats).
+
+import { call, describe, every } from './api.js';
+import { finishedChart } from './chart.js';
+import { STATES, el, formatAge, formatCount, formatNumber, replace, stateLine, table } from './dom.js';
+
+const REFRESH_MS = 5000;
+
+function statusCards(statuses) {
+  return el(
+    'ul',
+    { class: 'cards', 'aria-label': 'Jobs by status' },
+    STATES.map((state) =>
+      el(
+        'li',
+        {},
+        el(
+          'a',
+          { class: `card card-${state}`, href: `#/jobs?status=${state}`, 'data-status': state },
+          el('span', { class: 'card-count' }, formatCount(statuses[state])),
+          el('span', { class: 'card-label' }, state),
+        ),
+      ),
+    ),
+  );
+}
+
+function typeTable(types) {
+  const names = Object.keys(types).sort();
+  if (!names.length) return stateLine('empty', 'No jobs yet.');
+  const rows = names.map((name) =>
+    el(
+      'tr',
+      {},
+      el('td', {}, el('a', { href: `#/jobs?type=${encodeURIComponent(name)}` }, name)),
+      el('td', { class: 'number' }, formatCount(types[name])),
+    ),
+  );
+  return table('Jobs by type', [['Type'], ['Jobs', 'number']], rows);
+}
+
+function fact(label, value) {
+  return [el('dt', {}, label), el('dd', {}, value)];
+}
+
+function queues(queue, deadLetters) {
+  return el(
+    'dl',
+    { class: 'facts' },
+    fact('Main queue: ready', formatNumber(queue.visible ?? 0)),
+    fact('Main queue: running', formatNumber(queue.inFlight ?? 0)),
+    fact('Main queue: delayed', formatNumber(queue.delayed ?? 0)),
+    fact('Oldest pending job', formatAge(queue.oldestPendingAgeSeconds)),
+    fact('Dead-letter queue', formatNumber(deadLetters.visible ?? 0)),
+  );
+}
+
+const anyMore = (stats) =>
+  [stats.statuses, stats.types].some((tallies) => Object.values(tallies || {}).some((tally) => tally.more));
+
+function render(body, stats) {
+  replace(
+    body,
+    el('section', { 'aria-labelledby': 'by-status' }, el('h2', { id: 'by-status' }, 'Jobs by status'), statusCards(stats.statuses || {})),
+    anyMore(stats) ? el('p', { class: 'muted' }, 'A count shown with + is where the API stopped counting: at least that many.') : null,
+    el(
+      'div',
+      { class: 'columns' },
+      el('section', { 'aria-labelledby': 'by-type' }, el('h2', { id: 'by-type' }, 'Jobs by type'), typeTable(stats.types || {})),
+      el('section', { 'aria-labelledby': 'queues' }, el('h2', { id: 'queues' }, 'Queues'), queues(stats.queue || {}, stats.deadLetterQueue || {})),
+    ),
+    el(
+      'section',
+      { 'aria-labelledby': 'finished' },
+      el('h2', { id: 'finished' }, 'Finished per minute, last hour'),
+      finishedChart(stats.finishedPerMinute),
+      stats.more ? el('p', { class: 'muted' }, 'More jobs finished than the API counted: the chart shows the first it found.') : null,
+    ),
+  );
+}
+
+export function overviewView(main) {
+  document.title = 'Overview · offload console';
+  const notice = el('div', { class: 'notice' });
+  const body = el('div', { 'aria-live': 'off' }, stateLine('loading', 'Loading the overview…'));
+  replace(main, el('h1', {}, 'Overview'), notice, body);
+  let loaded = false;
+  return every(REFRESH_MS, async () => {
+    try {
+      render(body, await call('stats'));
+      loaded = true;
+      replace(notice);
+    } catch (error) {
+      replace(notice, stateLine('error', `Could not load the overview: ${describe(error)}`));
+      if (!loaded) replace(body);
+    }
+  });
+}
