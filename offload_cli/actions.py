@@ -54,7 +54,8 @@ def each(target: Target, action: str, job_ids: list[str]) -> int:
             print(f"offload: {error}", file=sys.stderr, flush=True)
             failures.append(error.code)
             continue
-        print(f"{job_id}  {DONE_AS[action]}, now {job.get('status', '?')}", flush=True)
+        done, status = DONE_AS[action], job.get("status", "?")
+        print(f"{job_id}  {done}" if status == done else f"{job_id}  {done}, now {status}", flush=True)
     return max(failures, default=ExitCode.OK)
 
 

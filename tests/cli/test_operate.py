@@ -193,7 +193,7 @@ def test_cancel_of_ids_that_all_succeed_is_exit_0(capsys: pytest.CaptureFixture[
     code, out, err = offload(capsys, *against(api, "cancel", "a", "b/c"))
 
     assert (code, err) == (ExitCode.OK, "")
-    assert out.splitlines() == ["a  cancelled, now cancelled", "b/c  cancelled, now cancelled"]
+    assert out.splitlines() == ["a  cancelled", "b/c  cancelled"]
 
 
 def test_bulk_retry_starts_an_ops_job_and_wait_follows_it(

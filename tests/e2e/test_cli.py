@@ -151,7 +151,7 @@ def test_a_delayed_job_is_cancelled_once(client: Client, runtime: LocalRuntime) 
     cancelled = _offload(runtime, runtime.api_key, "cancel", job_id)
     again = _offload(runtime, runtime.api_key, "cancel", job_id)
 
-    assert (cancelled.returncode, cancelled.stdout) == (0, f"{job_id}  cancelled, now cancelled\n")
+    assert (cancelled.returncode, cancelled.stdout) == (0, f"{job_id}  cancelled\n")
     assert client.job(job_id)["status"] == "cancelled"
     assert again.returncode == 4
     assert "answered 409: not_cancellable" in again.stderr
