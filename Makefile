@@ -10,7 +10,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # No AWS calls at synth: keep the CDK CLI from probing instance metadata for credentials.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate browser
+.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate browser screenshot
 
 venv: $(VENV)/.installed
 
@@ -62,6 +62,10 @@ synth: venv node_modules/.installed
 
 deploy: venv node_modules/.installed
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk deploy
+
+# The README's console screenshot: the console's overview test, writing docs/console.png.
+screenshot: venv node_modules/.installed browser
+	OFFLOAD_UPDATE_SCREENSHOT=1 $(VENV)/bin/pytest -n 0 -p no:randomly tests/e2e/test_console.py -k overview
 
 openapi: venv
 	$(PY) -m lambdas.handlers.api > docs/openapi.json
