@@ -22,14 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-from moto import mock_aws
 
-from bench.stack import WORKER, silenced_fds, template
+from bench.stack import in_process_moto
 from lambdas import config
 from lambdas.models.job import NewJob
 from lambdas.store import clients, schema
 from lambdas.store.jobs import JobStore
-from local_runtime.template import provision
 
 PARTITION_WRITE_UNITS = 1_000
 _WRITES = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem")
@@ -97,13 +95,7 @@ def _written_keys(operation: str, params: dict[str, Any]) -> Iterator[str]:
 
 @contextmanager
 def _stack() -> Iterator[JobStore]:
-    os.environ.update(AWS_ACCESS_KEY_ID="sim", AWS_SECRET_ACCESS_KEY="sim", AWS_DEFAULT_REGION="us-east-1")
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-    with silenced_fds():
-        synthesized = template()
-    with mock_aws():
-        clients.reset()
-        env = provision(synthesized).function_env(WORKER)
+    with in_process_moto() as env:
         os.environ.update(env)
         yield JobStore(env[config.ENV_JOBS_TABLE], int(env[config.ENV_STATUS_SHARDS]), 1)
 

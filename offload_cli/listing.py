@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,14 +34,7 @@ INDENT = 2  # a section's lines are indented by two spaces
 def list_jobs(target: Target, args: argparse.Namespace) -> int:
     query = {name: value for name, value in (("status", args.status), ("type", args.type)) if value}
     jobs = pages(target, "jobs", "jobs", args.limit, query)
-    if args.json:
-        return _json_lines(jobs)
-    found = list(jobs)
-    if not found:
-        print(f"no jobs{_filters(args)}")
-        return ExitCode.OK
-    _print(job_table(found, datetime.now(UTC), terminal_width()))
-    return ExitCode.OK
+    return _listing(jobs, args.json, f"no jobs{_filters(args)}", job_table)
 
 
 def show(target: Target, args: argparse.Namespace) -> int:
@@ -71,13 +64,23 @@ def show(target: Target, args: argparse.Namespace) -> int:
 
 def deliveries(target: Target, args: argparse.Namespace) -> int:
     entries = pages(target, job_path(args.job_id, "deliveries"), "deliveries", args.limit)
-    if args.json:
+    return _listing(entries, args.json, f"no deliveries for job {args.job_id}", deliveries_table)
+
+
+def _listing(
+    entries: Iterable[dict[str, Any]],
+    as_json: bool,
+    empty: str,
+    table: Callable[[Sequence[dict[str, Any]], datetime, int], list[str]],
+) -> int:
+    """A paged listing as JSON lines, or as a table fitted to the terminal (`empty` when there is none)."""
+    if as_json:
         return _json_lines(entries)
     found = list(entries)
     if not found:
-        print(f"no deliveries for job {args.job_id}")
+        print(empty)
         return ExitCode.OK
-    _print(deliveries_table(found, datetime.now(UTC), terminal_width()))
+    _print(table(found, datetime.now(UTC), terminal_width()))
     return ExitCode.OK
 
 

@@ -196,23 +196,10 @@ def report(results: Mapping[str, Mapping[tuple[str, str], float]], shards: int) 
 
 
 def main() -> None:
-    import os
-
-    from moto import mock_aws
-
-    from bench.stack import WORKER, silenced_fds, template
-    from local_runtime.template import provision
+    from bench.stack import in_process_moto
     from tests.support.stores import store_from_env
 
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="count", AWS_SECRET_ACCESS_KEY="count", AWS_DEFAULT_REGION="us-east-1"
-    )
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-    with silenced_fds():
-        synthesized = template()
-    with mock_aws():
-        clients.reset()
-        env = provision(synthesized).function_env(WORKER)
+    with in_process_moto() as env:
         store = store_from_env(env)
         results = run_scenarios(store, env[config.ENV_JOBS_TABLE])
     print(report(results, store.shards))
