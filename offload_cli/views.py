@@ -1,4 +1,4 @@
-"""What `offload list`, `show` and `deliveries` print, from the API's JSON as CONTRACT/README describe it.
+"""What `offload list`, `show` and `deliveries` print, from the API's JSON as docs/openapi.json describes it.
 
 Pure functions of the documents, the time and the terminal's width, so each reads the same in a test.
 A field the API left out prints as `-` rather than failing: an older stack answers with fewer fields.

@@ -1,6 +1,6 @@
 """`offload list`, `show`, `retry`, `cancel` and `deliveries` against a real HTTP server on 127.0.0.1.
 
-The server answers with documents of the shapes CONTRACT/README give for each route (status codes,
+The server answers with documents of the shapes docs/openapi.json gives for each route (status codes,
 pages with `nextCursor`, error bodies): these test the CLI (paging, rendering, one-line errors, exit
 codes), not the API; tests/e2e/test_cli.py runs the same commands against the local runtime.
 """
