@@ -82,7 +82,8 @@ function signIn(message) {
     replace(problem, stateLine('loading', 'Checking the key…'));
     session.signIn(value);
     try {
-      await call('stats');
+      // The cheapest call a key may make: one job of its list.
+      await call('jobs', { query: { limit: 1 } });
       route();
     } catch (error) {
       session.signOut();

@@ -8,7 +8,7 @@ import { STATES, el, replace, rerender, stateLine, statusBadge, table, time } fr
 const REFRESH_MS = 5000;
 const PAGE_SIZE = 25;
 
-function filterForm(filters, onChange) {
+function filterForm(filters, onChange, known) {
   const status = el(
     'select',
     { id: 'filter-status', name: 'status' },
@@ -16,9 +16,6 @@ function filterForm(filters, onChange) {
     STATES.map((state) => el('option', { value: state, selected: state === filters.status }, state)),
   );
   const type = el('input', { id: 'filter-type', name: 'type', value: filters.type, placeholder: 'any type', autocomplete: 'off', spellcheck: 'false', list: 'job-types' });
-  const known = el('datalist', { id: 'job-types' });
-  // The types this key has jobs of, as suggestions; the list works without them.
-  call('stats').then((stats) => replace(known, Object.keys(stats.types || {}).sort().map((name) => el('option', { value: name }))), () => {});
   const form = el(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
@@ -108,7 +105,15 @@ export function jobsView(main, params, navigate) {
     load();
   };
   const pages = pager(state, reload);
-  replace(main, el('h1', {}, 'Jobs'), filterForm(filters, onFilter), tools.node, notice, body, pages.node);
+  // The types of the jobs listed so far, as the type filter's suggestions (no extra request).
+  const known = el('datalist', { id: 'job-types' });
+  const types = new Set();
+  const suggest = (jobs) => {
+    const before = types.size;
+    for (const job of jobs) types.add(job.type);
+    if (types.size !== before) replace(known, [...types].sort().map((name) => el('option', { value: name })));
+  };
+  replace(main, el('h1', {}, 'Jobs'), filterForm(filters, onFilter, known), tools.node, notice, body, pages.node);
 
   let failed = false;
   const load = async () => {
@@ -117,6 +122,7 @@ export function jobsView(main, params, navigate) {
       const query = { status: filters.status, type: filters.type, limit: PAGE_SIZE, cursor };
       const page = await call('jobs', { query });
       state.next = page.nextCursor || null;
+      suggest(page.jobs || []);
       showPage(body, page, filters);
       pages.update();
       if (failed) replace(notice);
