@@ -152,9 +152,8 @@ def test_a_submitted_job_appears_without_losing_the_scroll_position(console: Con
     console.open("#/jobs")
     expect(page.locator("tbody tr").first).to_be_visible()
     page.mouse.wheel(0, 150)
-    page.wait_for_function(
-        "() => window.scrollY > 0"
-    )  # a function: an expression would poll through eval, which the CSP forbids
+    # A function, not an expression: an expression is polled through eval, which the CSP forbids.
+    page.wait_for_function("() => window.scrollY > 0")
     scrolled = page.evaluate("window.scrollY")
 
     job_id = client.submit("test_echo", {"value": "new"})
