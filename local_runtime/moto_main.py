@@ -5,7 +5,8 @@ answers: its dispatcher works out which backend serves a host again for every re
 lock shared by all requests, by listing and stat-ing its own package directory and trying ~180 URL
 patterns (`remember_backends` keeps each host's answer); and ReceiveMessage checks each message's
 retention period through the queue's whole attribute set, counting every message of the queue three
-times over per received message (`read_retention_directly` reads the one attribute).
+times over per received message (`read_retention_directly` reads the one attribute). UpdateItem's own
+costs are cut in `moto_updates`.
 
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
@@ -27,6 +28,8 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 from moto.sqs.models import SQSBackend
+
+from local_runtime import moto_updates
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -101,4 +104,5 @@ if __name__ == "__main__":
     serialise_item_operations()
     remember_backends()
     read_retention_directly()
+    moto_updates.apply()
     moto_main(sys.argv[1:])

@@ -1,0 +1,162 @@
+"""moto's UpdateItem, with the same answers for less of the one CPU core moto's server has.
+
+A job costs the local runtime two UpdateItems (the worker's claim and its outcome), and moto spends most
+of a job's time on them (docs/performance.md). Four of its costs do not depend on the request's item
+and are cut here; each patch keeps moto's own code path and its answers, errors included, and
+tests/local_runtime/unit/test_moto_updates.py replays requests through patched and unpatched moto:
+
+- `share_parsed_update_expressions`: moto parses each update expression twice per request (once to
+  check the placeholders, once to apply it). The parsed tree only changes in the copy that moto's
+  validator takes of it, so one tree per expression string is kept and shared; and that copy, a
+  pure-Python `copy.deepcopy` of the whole tree, comes from the shared tree's pickle instead, which
+  builds the same objects in C.
+- `traverse_with_one_map`: the validator's ten passes over the tree rebuild each pass's
+  node-type-to-handler map twice for every node; a pass now builds it once.
+- `serialise_attribute_values_directly`: the response serialiser looks up each of the ten members of
+  every attribute value (`S`, `N`, `M`...) under all its aliases to find the one that is there; when
+  an attribute value is a plain dict whose keys are member names and no alias of a member is another
+  member's name (checked once per shape with moto's own alias rules), the value is read by its name.
+"""
+
+import copy
+import functools
+import pickle
+from collections.abc import Callable
+from typing import Any, cast
+
+from moto.core.serialize import (
+    AttributePicker,
+    AttributePickerContext,
+    ResponseSerializer,
+    XFormedAttributePicker,
+)
+from moto.dynamodb.parsing import ast_nodes, expressions, validators
+
+SetAttribute = Callable[[Any, str, Any], None]
+# moto's parsing modules are untyped: mypy sees none of their names.
+_ast: Any = ast_nodes
+Node = _ast.Node
+UpdateExpressionParser = cast(Any, expressions).UpdateExpressionParser
+PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writes a few dozen
+PICKLERS = (AttributePicker, XFormedAttributePicker)
+ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
+
+
+class _ParsedExpressions:
+    """Parsed update expressions by their text, each with its pickle for the validator's copies."""
+
+    def __init__(self) -> None:
+        self.trees: dict[str, Any] = {}
+        self.pickles: dict[int, tuple[Any, bytes]] = {}  # id(tree) -> (tree, its pickle)
+
+    def parse(self, make: Callable[[str], Any], expression: str) -> Any:
+        tree = self.trees.get(expression)
+        if tree is None:
+            tree = make(expression)  # a syntax error raises here, every time, as in moto
+            if len(self.trees) >= PARSED_EXPRESSIONS:
+                self.trees.clear()
+                self.pickles.clear()
+            self.trees[expression] = tree
+            self.pickles[id(tree)] = (tree, pickle.dumps(tree, pickle.HIGHEST_PROTOCOL))
+        return tree
+
+    def copy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
+        shared = self.pickles.get(id(value))
+        if shared is not None and shared[0] is value:
+            return pickle.loads(shared[1])  # noqa: S301 (our own pickle of moto's own tree)
+        return copy.deepcopy(value, memo)
+
+
+def share_parsed_update_expressions(set_attribute: SetAttribute = setattr) -> None:
+    """One parsed tree per update expression, and the validator's copy of it from its pickle."""
+    parsed = _ParsedExpressions()
+    make = UpdateExpressionParser.make.__func__
+
+    def parse(cls: type, expression: str) -> Any:
+        if cls is not UpdateExpressionParser:
+            return make(cls, expression)
+        return parsed.parse(functools.partial(make, cls), expression)
+
+    set_attribute(UpdateExpressionParser, "make", classmethod(parse))
+    set_attribute(validators, "deepcopy", parsed.copy)
+
+
+def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
+    base = _ast.DepthFirstTraverser
+    overridable = ("nodes_to_be_processed", "process", "traverse_node_recursively")
+    original = base.traverse
+
+    def traverse(self: Any, node: Any) -> Any:
+        if any(getattr(type(self), name) is not getattr(base, name) for name in overridable):
+            return original(self, node)
+        handlers = self._processing_map()
+        types = tuple(handlers)
+
+        def visit(node: Any, child_id: int) -> Any:
+            # moto's traverse_node_recursively, with `handlers` built once instead of twice per node.
+            if isinstance(node, Node):
+                parent_node = node.parent
+                if node.children is not None:
+                    for i, child_node in enumerate(node.children):
+                        self.pre_processing_of_child(node, i)
+                        visit(child_node, i)
+                if isinstance(node, types):
+                    node = next(h for t, h in handlers.items() if isinstance(node, t))(node)
+                    node.parent = parent_node
+                    if parent_node:
+                        parent_node.children[child_id] = node
+            return node
+
+        return visit(node, -1)
+
+    set_attribute(base, "traverse", traverse)
+
+
+def serialise_attribute_values_directly(set_attribute: SetAttribute = setattr) -> None:
+    original = ResponseSerializer._serialize_type_structure
+    checked: dict[tuple[type, str, str], bool] = {}
+
+    def direct(self: Any, shape: Any) -> bool:
+        picker = self._value_picker
+        if type(picker) not in PICKLERS or picker.response_transformers:
+            return False
+        key = (type(picker), self.service_model.service_name, shape.name)
+        if key not in checked:
+            checked[key] = _members_found_by_name(picker, shape)
+        return checked[key]
+
+    def structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        if not (
+            shape.name == ATTRIBUTE_VALUE
+            and type(value) is dict
+            and value.keys() <= shape.members.keys()
+            and direct(self, shape)
+        ):
+            return original(self, serialized, value, shape, key)
+        wrapper = self.MAP_TYPE() if key else serialized
+        for member_key, member_shape in shape.members.items():
+            member_shape.parent = shape
+            member_value = value.get(member_key)
+            if member_value is not None:
+                self._serialize(wrapper, member_value, member_shape, member_key)
+        if key:
+            self._default_serialize(serialized, wrapper, shape, key)
+        return None
+
+    set_attribute(ResponseSerializer, "_serialize_type_structure", structure)
+
+
+def _members_found_by_name(picker: Any, shape: Any) -> bool:
+    names = set(shape.members)
+    for member_key, member_shape in shape.members.items():
+        member_shape.parent = shape  # as the serialiser sets it before picking
+        context = AttributePickerContext(obj={}, key=member_key, shape=member_shape)
+        if set(picker.get_possible_keys(context)) & names != {member_key}:
+            return False
+    return True
+
+
+def apply(set_attribute: SetAttribute = setattr) -> None:
+    share_parsed_update_expressions(set_attribute)
+    traverse_with_one_map(set_attribute)
+    serialise_attribute_values_directly(set_attribute)
