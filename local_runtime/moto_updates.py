@@ -11,7 +11,12 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
   pure-Python `copy.deepcopy` of the whole tree, comes from the shared tree's pickle instead, which
   builds the same objects in C.
 - `traverse_with_one_map`: the validator's ten passes over the tree rebuild each pass's
-  node-type-to-handler map twice for every node; a pass now builds it once.
+  node-type-to-handler map twice for every node and pick a node's handler through `isinstance` on
+  abstract classes; a pass now builds the map once and picks once per node type.
+- `count_clauses_once`: one of those passes counts, at each of the ~40 nodes of a tree, the ADD,
+  REMOVE and SET clauses of its whole subtree; the counts of a subtree are now kept for the pass.
+- `lex_conditions_once`: a condition expression is split into tokens twice per request too (the
+  tokens do not depend on the request's names or values); each expression's tokens are kept.
 - `serialise_attribute_values_directly`: the response serialiser looks up each of the ten members of
   every attribute value (`S`, `N`, `M`...) under all its aliases to find the one that is there; when
   an attribute value is a plain dict whose keys are member names and no alias of a member is another
@@ -21,6 +26,7 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
 import copy
 import functools
 import pickle
+from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -30,11 +36,13 @@ from moto.core.serialize import (
     ResponseSerializer,
     XFormedAttributePicker,
 )
+from moto.dynamodb import comparisons
 from moto.dynamodb.parsing import ast_nodes, expressions, validators
 
 SetAttribute = Callable[[Any, str, Any], None]
 # moto's parsing modules are untyped: mypy sees none of their names.
 _ast: Any = ast_nodes
+_validators: Any = validators
 Node = _ast.Node
 UpdateExpressionParser = cast(Any, expressions).UpdateExpressionParser
 PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writes a few dozen
@@ -90,7 +98,14 @@ def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
         if any(getattr(type(self), name) is not getattr(base, name) for name in overridable):
             return original(self, node)
         handlers = self._processing_map()
-        types = tuple(handlers)
+        by_type: dict[type, Any] = {}
+
+        def handler(node: Any) -> Any:
+            # What moto's `process` would pick, by the node's type: isinstance answers by type alone.
+            kind = type(node)
+            if kind not in by_type:
+                by_type[kind] = next((h for t, h in handlers.items() if isinstance(node, t)), None)
+            return by_type[kind]
 
         def visit(node: Any, child_id: int) -> Any:
             # moto's traverse_node_recursively, with `handlers` built once instead of twice per node.
@@ -100,8 +115,9 @@ def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
                     for i, child_node in enumerate(node.children):
                         self.pre_processing_of_child(node, i)
                         visit(child_node, i)
-                if isinstance(node, types):
-                    node = next(h for t, h in handlers.items() if isinstance(node, t))(node)
+                process = handler(node)
+                if process is not None:
+                    node = process(node)
                     node.parent = parent_node
                     if parent_node:
                         parent_node.children[child_id] = node
@@ -110,6 +126,57 @@ def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
         return visit(node, -1)
 
     set_attribute(base, "traverse", traverse)
+
+
+def count_clauses_once(set_attribute: SetAttribute = setattr) -> None:
+    clause_kinds = (
+        ("ADD", _ast.UpdateExpressionAddClause),
+        ("REMOVE", _ast.UpdateExpressionRemoveClause),
+        ("SET", _ast.UpdateExpressionSetClause),
+    )
+    descended = (_ast.Expression, _ast.UpdateExpressionFunction)
+
+    def count(node: Any, kind: type, counted: dict[tuple[int, type], int]) -> int:
+        # len(node.find_clauses([kind])), remembering every subtree's count for this pass
+        key = (id(node), kind)
+        if key not in counted:
+            counted[key] = sum(
+                1
+                if type(child) is kind
+                else count(child, kind, counted)
+                if isinstance(child, descended)
+                else 0
+                for child in node.children or []
+            )
+        return counted[key]
+
+    def verify_action_counts(self: Any, node: Any) -> Any:
+        # The pass only reads the tree, so a subtree's count stays true for the whole pass.
+        counted = self.__dict__.setdefault("_counted_clauses", {})
+        for name, kind in clause_kinds:
+            if count(node, kind, counted) > 1:
+                raise _validators.TooManyClauses(name)
+        return node
+
+    set_attribute(validators.ActionCountValidator, "verify_action_counts", verify_action_counts)
+
+
+def lex_conditions_once(set_attribute: SetAttribute = setattr) -> None:
+    parser = comparisons.ConditionExpressionParser
+    lex = parser._lex_condition_expression
+    lexed: dict[str, tuple[Any, ...]] = {}
+
+    def lex_once(self: Any) -> deque[Any]:
+        tokens = lexed.get(self.condition_expression)
+        if tokens is None:
+            tokens = tuple(lex(self))  # an expression moto cannot lex raises here, every time
+            if len(lexed) >= PARSED_EXPRESSIONS:
+                lexed.clear()
+            lexed[self.condition_expression] = tokens
+        # A token is an immutable tuple but for its list of children (empty when lexed): a new list each.
+        return deque(token._replace(children=list(token.children)) for token in tokens)
+
+    set_attribute(parser, "_lex_condition_expression", lex_once)
 
 
 def serialise_attribute_values_directly(set_attribute: SetAttribute = setattr) -> None:
@@ -159,4 +226,6 @@ def _members_found_by_name(picker: Any, shape: Any) -> bool:
 def apply(set_attribute: SetAttribute = setattr) -> None:
     share_parsed_update_expressions(set_attribute)
     traverse_with_one_map(set_attribute)
+    count_clauses_once(set_attribute)
+    lex_conditions_once(set_attribute)
     serialise_attribute_values_directly(set_attribute)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from moto.core import serialize
+from moto.dynamodb import comparisons
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import Node
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
@@ -269,6 +270,7 @@ def test_each_speed_up_takes_its_shortcut(dynamo: Dynamo, monkeypatch: pytest.Mo
     copies = _counting(monkeypatch, copy, "deepcopy")
     aliases = _counting(monkeypatch, serialize.XFormedAttributePicker, "get_possible_keys")
     maps = _counting(monkeypatch, validators.ActionCountValidator, "_processing_map")
+    lexed = _counting(monkeypatch, comparisons.ConditionExpressionParser, "_lex_condition_expression")
     moto_updates.apply(monkeypatch.setattr)
 
     # when the worker's writes run on three jobs
@@ -278,12 +280,13 @@ def test_each_speed_up_takes_its_shortcut(dynamo: Dynamo, monkeypatch: pytest.Mo
     finally:
         dynamo.reset()
 
-    # then each update expression was tokenized once and its tree never deep-copied, each validator
+    # then each update expression and condition was tokenized once, no tree deep-copied, each validator
     # pass built its map once, and attribute values were read without looking up their aliases
     assert [status for status, _ in answers] == [200, 200, 400, 200] * 3
     expressions = {args[0] for args in tokenized}
     assert len(tokenized) == len(expressions) == 2
     assert UpdateExpressionParser.make("SET a = :a") is UpdateExpressionParser.make("SET a = :a")
+    assert len(lexed) == 2  # the claim's condition and the finish's, once each
     assert not [args for args in copies if isinstance(args[0], Node)]
     assert len(maps) == 6  # the successful claims and finishes; a failed condition stops before
     value_lookups = [
