@@ -13,8 +13,9 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
 - `traverse_with_one_map`: the validator's ten passes over the tree rebuild each pass's
   node-type-to-handler map twice for every node and pick a node's handler through `isinstance` on
   abstract classes; a pass now builds the map once and picks once per node type.
-- `count_clauses_once`: one of those passes counts, at each of the ~40 nodes of a tree, the ADD,
-  REMOVE and SET clauses of its whole subtree; the counts of a subtree are now kept for the pass.
+- `remember_clauses_while_reading`: two of those passes look up, at each of the ~40 nodes of a
+  tree, the clauses or actions of its whole subtree; both only read the tree, so while one of them
+  runs a subtree's answer is kept for the pass.
 - `lex_conditions_once`: a condition expression is split into tokens twice per request too (the
   tokens do not depend on the request's names or values); each expression's tokens are kept.
 - `serialise_attribute_values_directly`: the response serialiser looks up each of the ten members of
@@ -26,6 +27,7 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
 import copy
 import functools
 import pickle
+import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
@@ -47,6 +49,9 @@ Node = _ast.Node
 UpdateExpressionParser = cast(Any, expressions).UpdateExpressionParser
 PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writes a few dozen
 PICKLERS = (AttributePicker, XFormedAttributePicker)
+# The validator's passes that only read the tree: a subtree's clauses stay the same during them.
+READ_ONLY_PASSES = (_validators.ActionCountValidator, _validators.OverlappingPathsValidator)
+_reading = threading.local()  # the clauses remembered by this thread's read-only pass, if one is running
 ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
 
 
@@ -123,42 +128,30 @@ def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
                         parent_node.children[child_id] = node
             return node
 
-        return visit(node, -1)
+        if not isinstance(self, READ_ONLY_PASSES):
+            return visit(node, -1)
+        _reading.clauses = {}
+        try:
+            return visit(node, -1)
+        finally:
+            _reading.clauses = None
 
     set_attribute(base, "traverse", traverse)
 
 
-def count_clauses_once(set_attribute: SetAttribute = setattr) -> None:
-    clause_kinds = (
-        ("ADD", _ast.UpdateExpressionAddClause),
-        ("REMOVE", _ast.UpdateExpressionRemoveClause),
-        ("SET", _ast.UpdateExpressionSetClause),
-    )
-    descended = (_ast.Expression, _ast.UpdateExpressionFunction)
+def remember_clauses_while_reading(set_attribute: SetAttribute = setattr) -> None:
+    find = _ast.Node.find_clauses
 
-    def count(node: Any, kind: type, counted: dict[tuple[int, type], int]) -> int:
-        # len(node.find_clauses([kind])), remembering every subtree's count for this pass
-        key = (id(node), kind)
-        if key not in counted:
-            counted[key] = sum(
-                1
-                if type(child) is kind
-                else count(child, kind, counted)
-                if isinstance(child, descended)
-                else 0
-                for child in node.children or []
-            )
-        return counted[key]
+    def find_clauses(self: Any, clause_types: list[type]) -> list[Any]:
+        remembered: dict[tuple[int, tuple[type, ...]], list[Any]] | None = getattr(_reading, "clauses", None)
+        if remembered is None:
+            return find(self, clause_types)
+        key = (id(self), tuple(clause_types))
+        if key not in remembered:
+            remembered[key] = find(self, clause_types)  # its recursion into the children lands here too
+        return list(remembered[key])  # moto's callers get a list of their own, as before
 
-    def verify_action_counts(self: Any, node: Any) -> Any:
-        # The pass only reads the tree, so a subtree's count stays true for the whole pass.
-        counted = self.__dict__.setdefault("_counted_clauses", {})
-        for name, kind in clause_kinds:
-            if count(node, kind, counted) > 1:
-                raise _validators.TooManyClauses(name)
-        return node
-
-    set_attribute(validators.ActionCountValidator, "verify_action_counts", verify_action_counts)
+    set_attribute(_ast.Node, "find_clauses", find_clauses)
 
 
 def lex_conditions_once(set_attribute: SetAttribute = setattr) -> None:
@@ -226,6 +219,6 @@ def _members_found_by_name(picker: Any, shape: Any) -> bool:
 def apply(set_attribute: SetAttribute = setattr) -> None:
     share_parsed_update_expressions(set_attribute)
     traverse_with_one_map(set_attribute)
-    count_clauses_once(set_attribute)
+    remember_clauses_while_reading(set_attribute)
     lex_conditions_once(set_attribute)
     serialise_attribute_values_directly(set_attribute)

@@ -289,6 +289,7 @@ def test_each_speed_up_takes_its_shortcut(dynamo: Dynamo, monkeypatch: pytest.Mo
     assert len(lexed) == 2  # the claim's condition and the finish's, once each
     assert not [args for args in copies if isinstance(args[0], Node)]
     assert len(maps) == 6  # the successful claims and finishes; a failed condition stops before
+    assert moto_updates._reading.clauses is None  # nothing remembered outlives its read-only pass
     value_lookups = [
         args[1]
         for args in aliases
