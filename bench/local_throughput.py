@@ -42,8 +42,20 @@ TIMEOUT_SECONDS = 300
 POLL_SECONDS = 0.5  # how often the drain looks; the done times come from the items, not the polls
 
 
+_clients = threading.local()
+
+
+def _session() -> requests.Session:
+    """The calling thread's HTTP session: a client keeps its connection, as the floor's boto3 clients do
+    (a new connection per job would time the benchmark's connects and the front door's new threads)."""
+    session: requests.Session | None = getattr(_clients, "session", None)
+    if session is None:
+        session = _clients.session = requests.Session()
+    return session
+
+
 def _post(runtime: LocalRuntime) -> str:
-    response = requests.post(
+    response = _session().post(
         f"{runtime.url}jobs",
         json={"type": NAME, "payload": {"seconds": 0}},
         headers={"x-api-key": runtime.api_key},
