@@ -11,8 +11,8 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
   pure-Python `copy.deepcopy` of the whole tree, comes from the shared tree's pickle instead, which
   builds the same objects in C.
 - `traverse_with_one_map`: the validator's ten passes over the tree rebuild each pass's
-  node-type-to-handler map twice for every node and pick a node's handler through `isinstance` on
-  abstract classes; a pass now builds the map once and picks once per node type.
+  node-type-to-handler map twice for every node and test each node against abstract classes
+  (`isinstance` through `ABCMeta`); a pass now builds the map once and tests once per node type.
 - `remember_clauses_while_reading`: two of those passes look up, at each of the ~40 nodes of a
   tree, the clauses or actions of its whole subtree; both only read the tree, so while one of them
   runs a subtree's answer is kept for the pass.
@@ -103,24 +103,28 @@ def traverse_with_one_map(set_attribute: SetAttribute = setattr) -> None:
         if any(getattr(type(self), name) is not getattr(base, name) for name in overridable):
             return original(self, node)
         handlers = self._processing_map()
-        by_type: dict[type, Any] = {}
+        own_hook = type(self).pre_processing_of_child is not base.pre_processing_of_child
+        by_type: dict[type, tuple[bool, Any]] = {}
 
-        def handler(node: Any) -> Any:
-            # What moto's `process` would pick, by the node's type: isinstance answers by type alone.
-            kind = type(node)
-            if kind not in by_type:
-                by_type[kind] = next((h for t, h in handlers.items() if isinstance(node, t)), None)
-            return by_type[kind]
+        def kind_of(node: Any) -> tuple[bool, Any]:
+            # Whether moto descends into the node, and the handler its `process` picks for it: for
+            # these classes isinstance answers by the type alone, so once per type and pass.
+            known = by_type.get(type(node))
+            if known is None:
+                handler = next((h for t, h in handlers.items() if isinstance(node, t)), None)
+                known = by_type[type(node)] = (isinstance(node, Node), handler)
+            return known
 
         def visit(node: Any, child_id: int) -> Any:
             # moto's traverse_node_recursively, with `handlers` built once instead of twice per node.
-            if isinstance(node, Node):
+            is_node, process = kind_of(node)
+            if is_node:
                 parent_node = node.parent
                 if node.children is not None:
                     for i, child_node in enumerate(node.children):
-                        self.pre_processing_of_child(node, i)
+                        if own_hook:  # the base class's hook does nothing
+                            self.pre_processing_of_child(node, i)
                         visit(child_node, i)
-                process = handler(node)
                 if process is not None:
                     node = process(node)
                     node.parent = parent_node
