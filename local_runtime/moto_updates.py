@@ -18,6 +18,9 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
   runs a subtree's answer is kept for the pass.
 - `lex_conditions_once`: a condition expression is split into tokens twice per request too (the
   tokens do not depend on the request's names or values); each expression's tokens are kept.
+- `parse_each_condition_once`: moto parses each request's condition twice, in its handler (to
+  check the placeholders) and in its backend (to evaluate it); the second parse of the same text,
+  names and values on the same thread reuses the first one's result, once.
 - `serialise_attribute_values_directly`: the response serialiser looks up each of the ten members of
   every attribute value (`S`, `N`, `M`...) under all its aliases to find the one that is there; when
   an attribute value is a plain dict whose keys are member names and no alias of a member is another
@@ -51,7 +54,8 @@ PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writ
 PICKLERS = (AttributePicker, XFormedAttributePicker)
 # The validator's passes that only read the tree: a subtree's clauses stay the same during them.
 READ_ONLY_PASSES = (_validators.ActionCountValidator, _validators.OverlappingPathsValidator)
-_reading = threading.local()  # the clauses remembered by this thread's read-only pass, if one is running
+_reading = threading.local()
+_conditions = threading.local()  # this thread's last parsed condition, for its one reuse  # the clauses remembered by this thread's read-only pass, if one is running
 ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
 
 
@@ -176,6 +180,32 @@ def lex_conditions_once(set_attribute: SetAttribute = setattr) -> None:
     set_attribute(parser, "_lex_condition_expression", lex_once)
 
 
+def parse_each_condition_once(set_attribute: SetAttribute = setattr) -> None:
+    parser = comparisons.ConditionExpressionParser
+    parse = parser.parse
+
+    def parse_once(self: Any) -> Any:
+        # The request's text, names and values, as they read now: a changed dict reads differently.
+        key = repr(
+            (self.condition_expression, self.expression_attribute_names, self.expression_attribute_values)
+        )
+        last = getattr(_conditions, "last", None)
+        _conditions.last = None
+        if last is not None and last[0] == key:
+            _, names, values, condition = last
+        else:
+            condition = parse(self)  # an invalid condition raises here, every time
+            names, values = list(self.expr_attr_names_found), list(self.expr_attr_values_found)
+            # Kept for this thread's next parse only: moto's handler parses a request's condition to
+            # check its placeholders, then its backend parses the same one again to evaluate it.
+            _conditions.last = (key, names, values, condition)
+        self.expr_attr_names_found.extend(names)
+        self.expr_attr_values_found.extend(values)
+        return condition
+
+    set_attribute(parser, "parse", parse_once)
+
+
 def serialise_attribute_values_directly(set_attribute: SetAttribute = setattr) -> None:
     original = ResponseSerializer._serialize_type_structure
     checked: dict[tuple[type, str, str], bool] = {}
@@ -225,4 +255,5 @@ def apply(set_attribute: SetAttribute = setattr) -> None:
     traverse_with_one_map(set_attribute)
     remember_clauses_while_reading(set_attribute)
     lex_conditions_once(set_attribute)
+    parse_each_condition_once(set_attribute)
     serialise_attribute_values_directly(set_attribute)

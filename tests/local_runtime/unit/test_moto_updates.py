@@ -271,6 +271,7 @@ def test_each_speed_up_takes_its_shortcut(dynamo: Dynamo, monkeypatch: pytest.Mo
     aliases = _counting(monkeypatch, serialize.XFormedAttributePicker, "get_possible_keys")
     maps = _counting(monkeypatch, validators.ActionCountValidator, "_processing_map")
     lexed = _counting(monkeypatch, comparisons.ConditionExpressionParser, "_lex_condition_expression")
+    parsed = _counting(monkeypatch, comparisons.ConditionExpressionParser, "_parse_paths")
     moto_updates.apply(monkeypatch.setattr)
 
     # when the worker's writes run on three jobs
@@ -287,6 +288,7 @@ def test_each_speed_up_takes_its_shortcut(dynamo: Dynamo, monkeypatch: pytest.Mo
     assert len(tokenized) == len(expressions) == 2
     assert UpdateExpressionParser.make("SET a = :a") is UpdateExpressionParser.make("SET a = :a")
     assert len(lexed) == 2  # the claim's condition and the finish's, once each
+    assert len(parsed) == 9  # each update's condition once, not in moto's handler and its backend both
     assert not [args for args in copies if isinstance(args[0], Node)]
     assert len(maps) == 6  # the successful claims and finishes; a failed condition stops before
     assert moto_updates._reading.clauses is None  # nothing remembered outlives its read-only pass
