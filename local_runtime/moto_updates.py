@@ -13,9 +13,10 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
 - `traverse_with_one_map`: the validator's ten passes over the tree rebuild each pass's
   node-type-to-handler map twice for every node and test each node against abstract classes
   (`isinstance` through `ABCMeta`); a pass now builds the map once and tests once per node type.
-- `remember_clauses_while_reading`: two of those passes look up, at each of the ~40 nodes of a
-  tree, the clauses or actions of its whole subtree; both only read the tree, so while one of them
-  runs a subtree's answer is kept for the pass.
+- `remember_clauses_while_reading` and `count_clauses_once`: two of those passes look up, at each of
+  the ~40 nodes of a tree, the actions or the clauses of its whole subtree. Both only read the tree,
+  so a subtree's actions are kept while the first runs, and the second counts each subtree's ADD,
+  REMOVE and SET clauses once (moto's rule for the count, moto's error for a second clause).
 - `lex_conditions_once`: a condition expression is split into tokens twice per request too (the
   tokens do not depend on the request's names or values); each expression's tokens are kept.
 - `parse_each_condition_once`: moto parses each request's condition twice, in its handler (to
@@ -52,8 +53,8 @@ Node = _ast.Node
 UpdateExpressionParser = cast(Any, expressions).UpdateExpressionParser
 PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writes a few dozen
 PICKLERS = (AttributePicker, XFormedAttributePicker)
-# The validator's passes that only read the tree: a subtree's clauses stay the same during them.
-READ_ONLY_PASSES = (_validators.ActionCountValidator, _validators.OverlappingPathsValidator)
+# A validator pass that only reads the tree: a subtree's actions stay the same while it runs.
+READ_ONLY_PASSES = (_validators.OverlappingPathsValidator,)
 _reading = threading.local()
 _conditions = threading.local()  # this thread's last parsed condition, for its one reuse  # the clauses remembered by this thread's read-only pass, if one is running
 ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
@@ -162,6 +163,38 @@ def remember_clauses_while_reading(set_attribute: SetAttribute = setattr) -> Non
     set_attribute(_ast.Node, "find_clauses", find_clauses)
 
 
+def count_clauses_once(set_attribute: SetAttribute = setattr) -> None:
+    clause_kinds = (
+        ("ADD", _ast.UpdateExpressionAddClause),
+        ("REMOVE", _ast.UpdateExpressionRemoveClause),
+        ("SET", _ast.UpdateExpressionSetClause),
+    )
+    descended = (_ast.Expression, _ast.UpdateExpressionFunction)
+
+    def count(node: Any, kind: type, counted: dict[tuple[int, type], int]) -> int:
+        # len(node.find_clauses([kind])), by the same rule, keeping every subtree's count
+        key = (id(node), kind)
+        if key not in counted:
+            total = 0
+            for child in node.children or []:
+                if type(child) is kind:
+                    total += 1
+                elif isinstance(child, descended):
+                    total += count(child, kind, counted)
+            counted[key] = total
+        return counted[key]
+
+    def verify_action_counts(self: Any, node: Any) -> Any:
+        # The pass only reads the tree, so a subtree's count stays true for the whole pass.
+        counted = self.__dict__.setdefault("_counted_clauses", {})
+        for name, kind in clause_kinds:
+            if count(node, kind, counted) > 1:
+                raise _validators.TooManyClauses(name)
+        return node
+
+    set_attribute(validators.ActionCountValidator, "verify_action_counts", verify_action_counts)
+
+
 def lex_conditions_once(set_attribute: SetAttribute = setattr) -> None:
     parser = comparisons.ConditionExpressionParser
     lex = parser._lex_condition_expression
@@ -254,6 +287,7 @@ def apply(set_attribute: SetAttribute = setattr) -> None:
     share_parsed_update_expressions(set_attribute)
     traverse_with_one_map(set_attribute)
     remember_clauses_while_reading(set_attribute)
+    count_clauses_once(set_attribute)
     lex_conditions_once(set_attribute)
     parse_each_condition_once(set_attribute)
     serialise_attribute_values_directly(set_attribute)
