@@ -47,7 +47,8 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1` as
     `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
     `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
-    self._deliveries.record` (a PutItem per delivery)."""
+    self._deliveries.record` (a PutItem per delivery); `_signing_secret`'s `with self._secret_lock:` as
+    `if True:` (a GetSecretValue per thread that asks before the first answer is cached)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
