@@ -101,8 +101,8 @@ class ChildWrites(JobTable):
         self, job_id: str, operations: list[transactions.Operation], puts: Sequence[Put]
     ) -> None:
         """The transaction. StaleAttemptError when the job's own condition failed (its attempt lost the
-        job); TransactionCancelledError when only the parent's did, or when it could not commit at all
-        (then with no condition named)."""
+        job), TransactionCancelledError when only the parent's did, StoreError when it could not commit
+        for another reason (conflicts that did not clear)."""
         try:
             transactions.write(self._ddb, operations, puts)
         except TransactionCancelledError as cancelled:

@@ -6,6 +6,7 @@ Items are named, so a cancellation says which condition failed and what that ite
 changed nothing, and DynamoDB asks callers to retry it.
 """
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from lambdas.store import clients
 from lambdas.store.errors import TransactionCancelledError, domain_errors
 from lambdas.store.expressions import Update
 
-MAX_ROUNDS = 5
+MAX_ROUNDS = 6
 FIRST_BACKOFF_SECONDS = 0.02
 
 # One item of a transaction: its name and its TransactItems entry.
@@ -49,8 +50,12 @@ def write(
     operations: Sequence[Operation],
     puts: Sequence[Put] = (),
     sleep: Callable[[float], None] = time.sleep,
+    rng: Callable[[], float] = random.random,
 ) -> None:
-    """Commit `operations` and `puts` together; TransactionCancelledError when a condition failed."""
+    """Commit `operations` and `puts` together; TransactionCancelledError when a condition failed.
+
+    The pause before a resend is jittered (half to all of the backoff), so children of one parent that
+    conflicted do not meet again in step."""
     named = [*operations, *(put.operation(f"put{i}") for i, put in enumerate(puts))]
     backoff = FIRST_BACKOFF_SECONDS
     for round_ in range(MAX_ROUNDS):
@@ -61,5 +66,5 @@ def write(
         except TransactionCancelledError as cancelled:
             if cancelled.failed or round_ == MAX_ROUNDS - 1:
                 raise
-        sleep(backoff)
+        sleep(backoff * (0.5 + rng() / 2))
         backoff *= 2

@@ -40,7 +40,7 @@ def test_a_transaction_cancelled_by_a_conflict_is_sent_again() -> None:
             _cancelled(stub, {"Code": "None"}, {"Code": "TransactionConflict"})
         stub.add_response("transact_write_items", {})
 
-        transactions.write(ddb, _operations(), sleep=pauses.append)
+        transactions.write(ddb, _operations(), sleep=pauses.append, rng=lambda: 1.0)
 
         stub.assert_no_pending_responses()
     assert pauses == [transactions.FIRST_BACKOFF_SECONDS, transactions.FIRST_BACKOFF_SECONDS * 2]
