@@ -146,7 +146,8 @@ class Worker:
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,
             remaining_ms=remaining_ms,
-            first_run=job.attempt_total == 1,
+            # attempts too: an item written before attemptTotal existed counts it from this claim
+            first_run=job.attempt_total == 1 and job.attempts == 1,
             recorded=recorded,
         )
         started = time.monotonic()

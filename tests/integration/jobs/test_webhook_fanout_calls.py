@@ -44,7 +44,7 @@ def _run_worker(records: list[dict[str, Any]]) -> dict[str, Any]:
 def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_finishes_the_parent(
     stack, receiver, calls: Counter[str]
 ) -> None:
-    """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1` as
+    """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
     `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
     `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
     self._deliveries.record` (a PutItem per delivery); `_signing_secret`'s `with self._secret_lock:` as
