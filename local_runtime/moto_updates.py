@@ -1,8 +1,9 @@
 """moto's UpdateItem, with the same answers for less of the one CPU core moto's server has.
 
-A job costs the local runtime two UpdateItems (the worker's claim and its outcome), and moto spends most
-of a job's time on them (docs/performance.md). Four of its costs do not depend on the request's item
-and are cut here; each patch keeps moto's own code path and its answers, errors included, and
+A job costs the local runtime two UpdateItems (the worker's claim and its outcome), and moto spent most
+of a job's time on them (docs/performance.md). The work below redoes, per request, what does not
+depend on the request's item, so it is done once instead (the condition patches serve PutItem too);
+each patch keeps moto's own code path and its answers, errors included, and
 tests/local_runtime/unit/test_moto_updates.py replays requests through patched and unpatched moto:
 
 - `share_parsed_update_expressions`: moto parses each update expression twice per request (once to
@@ -55,8 +56,8 @@ PARSED_EXPRESSIONS = 512  # distinct update expressions kept; the lifecycle writ
 PICKLERS = (AttributePicker, XFormedAttributePicker)
 # A validator pass that only reads the tree: a subtree's actions stay the same while it runs.
 READ_ONLY_PASSES = (_validators.OverlappingPathsValidator,)
-_reading = threading.local()
-_conditions = threading.local()  # this thread's last parsed condition, for its one reuse  # the clauses remembered by this thread's read-only pass, if one is running
+_reading = threading.local()  # the actions remembered by this thread's read-only pass, while one runs
+_conditions = threading.local()  # this thread's last parsed condition, for its one reuse
 ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
 
 
