@@ -9,6 +9,9 @@ or the job types.
 Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api > docs/openapi.json`.
 """
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -62,6 +65,8 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def openapi_document() -> str:
     return describe_api(app)
 
+
+startup.loaded()
 
 if __name__ == "__main__":
     print(openapi_document(), end="")

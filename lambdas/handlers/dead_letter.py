@@ -1,5 +1,8 @@
 """The `dead_letter` function: the dead-letter queue's consumer. Marks jobs dead and raises alerts."""
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from functools import cache
 from typing import Any
 
@@ -52,3 +55,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not event.get("Records"):
         return {"batchItemFailures": []}
     return dict(process_partial_response(event, _handle, _processor, context))
+
+
+startup.loaded()

@@ -1,5 +1,8 @@
 """The `recovery` function: runs on a schedule and re-sends jobs whose message or worker was lost."""
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from functools import cache
 from typing import Any
 
@@ -40,3 +43,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     }
     logger.info("sweep finished", extra=summary)
     return summary
+
+
+startup.loaded()
