@@ -2,9 +2,9 @@
 and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
-calling is `rest.services`, and what a route does is the lifecycle's. A route imports what it needs
-when it first runs, so a cold start pays for the resolver and the API models, not for the store, boto3
-or the job types.
+calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
+boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded; the
+other routes import what only they use when they first run, and build their models' validators then.
 
 Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api > docs/openapi.json`.
 """

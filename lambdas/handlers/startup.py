@@ -2,13 +2,12 @@
 
 Each handler module imports this module before anything else, which turns the collector off, and
 calls `loaded()` on its last line, which moves every object alive then into the permanent generation
-(`gc.freeze`) and turns the collector back on. Loading a function creates ~50,000 objects that live as
-long as the process (modules, classes, functions, pydantic validators); the collector, triggered by
-the allocation count, scanned them over and over while they loaded, and found nothing to free: 17-20 ms
-of a queue consumer's 200 ms import and ~45 ms of the api's, 12-15 ms of `import boto3`'s own
-(docs/performance.md, "Cold start, third pass"). Frozen, they are not scanned by later collections
-either. What the imports left as cyclic garbage (~800 objects, from interpreter start-up mostly) is
-frozen with them, never freed: a few hundred KB.
+(`gc.freeze`) and turns the collector back on. Loading a function creates 45,000-55,000 objects that
+live as long as the process (modules, classes, functions, validators); the collector, triggered by the
+allocation count, scanned them over and over while they loaded and found ~800 to free: 17-20 ms of a
+queue consumer's ~200 ms import, ~40-50 ms of the api's, 12-15 ms of it in `import boto3`
+(docs/performance.md, "Cold start and first call"). Frozen, they are not scanned by later collections
+either. Those ~800 garbage objects are frozen with them, never freed.
 """
 
 import gc
