@@ -94,10 +94,14 @@ def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_m
     assert "aws_lambda_powertools.utilities.data_classes" not in loaded
 
 
+def test_the_dead_letter_function_loads_pydantic_with_its_settings_on_its_first_batch() -> None:
+    assert "pydantic" not in modules_after_import("lambdas.handlers.dead_letter")
+
+
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
     # Powertools' batch utility imports its pydantic parser models (~30 ms) if pydantic is already
     # loaded when the utility is: the handler imports it before anything that loads pydantic.
-    loaded = modules_after_import("lambdas.handlers.dead_letter")
+    loaded = modules_after_import("lambdas.handlers.dead_letter", "from lambdas.models import settings")
     assert "pydantic" in loaded
     assert not any(name.startswith("aws_lambda_powertools.utilities.parser") for name in loaded)
 
