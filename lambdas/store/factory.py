@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 from lambdas.store.jobs import JobStore
 
-if TYPE_CHECKING:  # the settings module loads pydantic, which the dead_letter function defers
+if TYPE_CHECKING:  # the settings module loads pydantic, which dead_letter and recovery defer
     from lambdas.models.settings import JobsTableSettings
 
 

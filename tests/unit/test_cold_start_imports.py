@@ -94,8 +94,9 @@ def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_m
     assert "aws_lambda_powertools.utilities.data_classes" not in loaded
 
 
-def test_the_dead_letter_function_loads_pydantic_with_its_settings_on_its_first_batch() -> None:
-    assert "pydantic" not in modules_after_import("lambdas.handlers.dead_letter")
+@pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
+def test_dead_letter_and_recovery_load_pydantic_with_their_settings_on_their_first_call(handler: str) -> None:
+    assert "pydantic" not in modules_after_import(handler)
 
 
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
