@@ -77,6 +77,10 @@ def sqs_record(message: Mapping[str, Any], queue_arn: str, region: str) -> dict[
     return record
 
 
+def _first_received(record: Mapping[str, Any]) -> float:
+    return int(record["attributes"].get("ApproximateFirstReceiveTimestamp", 0)) / 1000
+
+
 def _b64(value: bytes) -> str:
     import base64
 
@@ -150,6 +154,9 @@ class BatchOutcome:
     invocation: Invocation
     started: float  # epoch seconds
     finished: float
+    # When each message was first received (epoch seconds): a redelivery's clock starts there, not at
+    # `started`, which a slow cold start can push late.
+    first_received: tuple[float, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -337,5 +344,6 @@ class SqsEventSource:
                 invocation=invocation,
                 started=started,
                 finished=time.time(),
+                first_received=tuple(_first_received(r) for r in records),
             )
         )

@@ -25,6 +25,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 REPO = Path(__file__).resolve().parents[3]
 VISIBILITY_TIMEOUT = 2
 FUNCTION_TIMEOUT = 1.5
+# A kept message comes back no sooner than the visibility timeout after the receive that hid it (its
+# first receive, for a second delivery); the slack is the millisecond stamps' rounding, nothing more.
+REDELIVERY_SLACK = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +144,7 @@ def test_partial_batch_response_deletes_exactly_the_successful_messages(
     assert set(first.deleted) == {ok_1, ok_2}
     assert second.message_ids == (failed,)
     assert second.receive_counts == (2,)
-    assert second.started - first.finished >= VISIBILITY_TIMEOUT - 0.5
+    assert second.started - second.first_received[0] >= VISIBILITY_TIMEOUT - REDELIVERY_SLACK
 
 
 @pytest.mark.parametrize(
@@ -200,7 +203,7 @@ def test_an_exception_fails_the_whole_batch_until_the_visibility_timeout(
     assert first.deleted == ()
     assert set(again.message_ids) == {ok, boom}
     assert again.receive_counts == (2, 2)
-    assert again.started - first.finished >= VISIBILITY_TIMEOUT - 0.5
+    assert again.started - max(again.first_received) >= VISIBILITY_TIMEOUT - REDELIVERY_SLACK
 
 
 def test_without_report_batch_item_failures_a_success_deletes_everything(
