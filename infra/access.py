@@ -70,10 +70,11 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.RESULT_FILES: ("s3:GetObject",),
         **_EVERY_FUNCTION,
     },
-    # claim/complete/retry/fail: UpdateItem, with a parent in TransactWriteItems (authorised per item as
-    # UpdateItem); GetItem to read a job back or a fan-out's parent; a fan-out writes its children with
-    # BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is sqs:SendMessage). Retries change
-    # the message's visibility; dead jobs are forwarded to the DLQ. Deliveries are only ever put.
+    # claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
+    # (authorised per item as UpdateItem and PutItem); GetItem to read a job back or a fan-out's parent; a
+    # fan-out writes its children with BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is
+    # sqs:SendMessage). Retries change the message's visibility; dead jobs are forwarded to the DLQ.
+    # Deliveries are only ever put.
     "worker": {
         Resource.JOBS_TABLE: (
             "dynamodb:BatchGetItem",

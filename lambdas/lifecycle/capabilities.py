@@ -8,11 +8,13 @@ the attempt it was made for: results go under the job's own prefix, the parent r
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from lambdas.jobs.base import CreatedChildren, JobContext, SubmissionContext
 from lambdas.models import settings
+from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
 from lambdas.models.settings import ApiSettings, UploadsSettings, WorkerSettings, forget_on_reset
 from lambdas.models.uploads import StoredObject
@@ -20,6 +22,7 @@ from lambdas.store.clients import client
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
+from lambdas.store.transactions import Put
 from lambdas.store.uploads import Uploads, result_key
 
 # A rotated webhook signing secret is picked up within five minutes.
@@ -55,6 +58,30 @@ class JobResults:
         return key
 
 
+class Recorded:
+    """What an attempt recorded (its delivery log lines), written with the attempt's outcome, in the
+    same transaction: one call instead of two, and a line exists exactly when its outcome does. An
+    outcome that could not be written (a stale attempt) writes the lines on their own (`write_alone`):
+    the delivery they describe happened all the same."""
+
+    def __init__(self) -> None:
+        self._puts: list[Put] = []
+        self._lock = threading.Lock()
+
+    def add(self, put: Put) -> None:
+        with self._lock:
+            self._puts.append(put)
+
+    @property
+    def puts(self) -> tuple[Put, ...]:
+        with self._lock:
+            return tuple(self._puts)
+
+    def write_alone(self) -> None:
+        for put in self.puts:
+            put.write_alone()
+
+
 class WorkerCapabilities:
     """Everything the worker's job types may use, on the worker's store, queue and settings."""
 
@@ -65,6 +92,8 @@ class WorkerCapabilities:
         self._uploads = UploadsBucket(worker)
         self._results = Uploads(worker.uploads_bucket)
         self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
+        # One GetSecretValue per process and max age, not one per thread that asks at the same time.
+        self._secret_lock = threading.Lock()
 
     def context(
         self,
@@ -76,7 +105,12 @@ class WorkerCapabilities:
         parent_id: str | None,
         remaining_ms: Callable[[], int],
         owner: str = "",
+        first_run: bool = False,
+        recorded: Recorded | None = None,
     ) -> JobContext:
+        """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
+        children before). `recorded` collects what the attempt records, for its outcome's write."""
+        record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
         return JobContext(
             job_id=job_id,
             job_type=job_type,
@@ -87,17 +121,19 @@ class WorkerCapabilities:
             settings=self._settings,
             uploads=self._uploads,
             results=JobResults(self._results, job_id),
-            create_children=functools.partial(self._create_children, owner),
+            create_children=functools.partial(self._create_children, owner, first_run),
             read_parent=functools.partial(self._read_job, parent_id),
             signing_secret=self._signing_secret,
             send_email=self._send_email,
-            record_delivery=self._deliveries.record,
+            record_delivery=record,
             bulk_action=functools.partial(self._bulk_action, job_id, attempt, remaining_ms),
         )
 
-    def _create_children(self, owner: str, children: Sequence[NewJob]) -> CreatedChildren:
+    def _create_children(self, owner: str, first_run: bool, children: Sequence[NewJob]) -> CreatedChildren:
         # Children belong to their parent's owner, whatever the job type put in them.
-        created = self._store.create_children([dataclasses.replace(c, owner=owner) for c in children])
+        created = self._store.create_children(
+            [dataclasses.replace(c, owner=owner) for c in children], first_run=first_run
+        )
         unsent = self._queue.send_many(created)
         return CreatedChildren(created=len(created), unsent=len(unsent))
 
@@ -109,6 +145,9 @@ class WorkerCapabilities:
 
         return run_bulk(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
+    def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
+        recorded.add(self._deliveries.entry(attempt))
+
     def _read_job(self, job_id: str | None) -> Job | None:
         return None if job_id is None else self._store.get(job_id)
 
@@ -116,7 +155,8 @@ class WorkerCapabilities:
         # Imported on first use: only webhook deliveries need it, and it costs cold-start time.
         from aws_lambda_powertools.utilities import parameters
 
-        return parameters.get_secret(self._settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
+        with self._secret_lock:
+            return parameters.get_secret(self._settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
 
     def _send_email(self, request: Mapping[str, Any]) -> str:
         response = client("sesv2").send_email(**request, FromEmailAddress=self._settings.sender_email)

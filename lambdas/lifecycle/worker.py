@@ -1,12 +1,15 @@
 """One attempt of one job, from queue message to the job's next state.
 
 Claim, run, then exactly one conditional write for the outcome:
-- done: `complete` (or `waiting` when the job handed its work to child jobs);
+- done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
-- dead: `fail`, then the message is forwarded to the dead-letter queue, whose consumer alerts.
-A message that cannot be claimed is a duplicate (dropped) unless it names no job (a poison message,
-forwarded to the dead-letter queue with its raw body).
+- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts.
+What the attempt recorded (a delivery's log line) commits with that write. A fan-out child's terminal
+write also moves its parent's counters and, when it is the last child, finishes the parent (see
+`lambdas/store/children.py`); a parent that starts waiting after its children all finished finishes
+itself. A message that cannot be claimed is a duplicate (dropped) unless it names no job (a poison
+message, forwarded to the dead-letter queue with its raw body).
 """
 
 import time
@@ -23,12 +26,12 @@ from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, ContinueLater, PermanentJobError, RetryableJobError
 from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
-from lambdas.lifecycle.capabilities import WorkerCapabilities
+from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import NotClaimableError, StaleAttemptError
-from lambdas.store.jobs import JobStore
+from lambdas.store.jobs import Ended, JobStore
 from lambdas.store.queue import JobQueue, MalformedMessageError, parse_job_message
 
 
@@ -134,6 +137,7 @@ class Worker:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
+        recorded = Recorded()
         context = self._capabilities.context(
             job_id=job.job_id,
             job_type=job.job_type,
@@ -142,40 +146,48 @@ class Worker:
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,
             remaining_ms=remaining_ms,
+            # attempts too: an item written before attemptTotal existed counts it from this claim
+            first_run=job.attempt_total == 1 and job.attempts == 1,
+            recorded=recorded,
         )
         started = time.monotonic()
         try:
             result = job_type.run(payload, context)
         except PermanentJobError as error:
-            return self._dead(message, job, str(error), started)
+            return self._dead(message, job, str(error), started, recorded)
         except RetryableJobError as error:
-            return self._retry(message, job, str(error), error.retry_after, started)
+            return self._retry(message, job, str(error), error.retry_after, started, recorded)
         except Exception as error:
             logger.exception("job raised an unexpected error; treating it as transient")
-            return self._retry(message, job, f"{type(error).__name__}: {error}", None, started)
-        return self._succeed(message, job, result, started)
+            return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
+        return self._succeed(message, job, result, started, recorded)
 
-    def _succeed(self, message: QueueMessage, job: Job, result: Any, started: float) -> MessageResult:
+    def _succeed(
+        self, message: QueueMessage, job: Job, result: Any, started: float, recorded: Recorded
+    ) -> MessageResult:
         elapsed = _elapsed_ms(started)
         try:
+            if isinstance(result, ContinueLater | AwaitChildren):
+                recorded.write_alone()  # these writes take no puts: what was recorded is written first
             if isinstance(result, ContinueLater):
                 return self._continue(message, job, result, elapsed)
             if isinstance(result, AwaitChildren):
-                self._store.await_children(
-                    job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
-                )
-                log_transition(
-                    job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts
-                )
-                # Its children may all have ended before it started waiting.
-                parents.settle(self._store, job.job_id, self._settings.lease_seconds)
-                return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
-            self._store.complete(job, result)
+                return self._await(message, job, result, elapsed)
+            ended = self._store.succeed(job, result, recorded.puts)
         except StaleAttemptError:
-            return self._stale(message, job)
+            return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DONE, job.attempts)
-        self._settle_parent(job)
+        _log_finished_parent(ended)
         return MessageResult(message.message_id, Outcome.SUCCEEDED, job.job_type, elapsed)
+
+    def _await(self, message: QueueMessage, job: Job, result: AwaitChildren, elapsed: float) -> MessageResult:
+        waiting = self._store.await_children(
+            job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
+        )
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts)
+        # Its children may all have finished before it started waiting; then no child will finish it.
+        parents.finish_if_complete(self._store, waiting)
+        return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
 
     def _continue(
         self, message: QueueMessage, job: Job, later: ContinueLater, elapsed: float
@@ -192,12 +204,17 @@ class Worker:
         return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
 
     def _retry(
-        self, message: QueueMessage, job: Job, error: str, retry_after: float | None, started: float
+        self,
+        message: QueueMessage,
+        job: Job,
+        error: str,
+        retry_after: float | None,
+        started: float,
+        recorded: Recorded,
     ) -> MessageResult:
         if job.attempts >= job.max_attempts:
-            return self._dead(
-                message, job, f"attempts exhausted ({job.attempts}/{job.max_attempts}): {error}", started
-            )
+            exhausted = f"attempts exhausted ({job.attempts}/{job.max_attempts}): {error}"
+            return self._dead(message, job, exhausted, started, recorded)
         delay = retry_delay(
             job.attempts,
             self._settings.backoff_base_seconds,
@@ -206,23 +223,29 @@ class Worker:
             self._rng,
         )
         try:
-            self._store.retry(job, error, delay)
+            self._store.retry(job, error, delay, recorded.puts)
         except StaleAttemptError:
-            return self._stale(message, job)
+            return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, error)
         self._queue.change_visibility(message.receipt_handle, delay)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
         return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
 
     def _dead(
-        self, message: QueueMessage, job: Job, error: str, started: float | None = None
+        self,
+        message: QueueMessage,
+        job: Job,
+        error: str,
+        started: float | None = None,
+        recorded: Recorded | None = None,
     ) -> MessageResult:
+        recorded = recorded or Recorded()
         try:
-            self._store.fail(job, error)
+            ended = self._store.die(job, error, recorded.puts)
         except StaleAttemptError:
-            return self._stale(message, job)
+            return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
-        self._settle_parent(job)
+        _log_finished_parent(ended)
         self._forward(message, {"reason": error, "jobId": job.job_id, "attempt": str(job.attempts)})
         elapsed = _elapsed_ms(started) if started is not None else None
         return MessageResult(message.message_id, Outcome.DEAD, job.job_type, elapsed)
@@ -242,17 +265,21 @@ class Worker:
         self._forward(message, {"reason": reason})
         return MessageResult(message.message_id, Outcome.POISON)
 
-    def _stale(self, message: QueueMessage, job: Job) -> MessageResult:
+    def _stale(self, message: QueueMessage, job: Job, recorded: Recorded | None = None) -> MessageResult:
         logger.warning("attempt lost its lease; a newer attempt owns the job", attempt=job.attempts)
+        if recorded is not None:
+            recorded.write_alone()  # what this attempt did (a delivery it sent) stays in the log
         return MessageResult(message.message_id, Outcome.STALE, job.job_type)
 
     def _forward(self, message: QueueMessage, attributes: dict[str, str]) -> None:
         attributes = {k: v[:1000] for k, v in attributes.items()}
         self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
 
-    def _settle_parent(self, job: Job) -> None:
-        if job.parent_id:
-            parents.settle(self._store, job.parent_id, self._settings.lease_seconds)
+
+def _log_finished_parent(ended: Ended) -> None:
+    parent = ended.parent_finished
+    if parent is not None:
+        log_transition(parent.job_id, parent.job_type, JobStatus.WAITING, JobStatus.DONE, parent.attempts)
 
 
 def _elapsed_ms(started: float) -> float:

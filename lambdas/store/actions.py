@@ -7,7 +7,7 @@ from typing import Any
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema
-from lambdas.store.codec import ALERT_CLAIMED_UNTIL, ALERTED_AT, TERMINAL_COUNTER
+from lambdas.store.codec import ALERT_CLAIMED_UNTIL, ALERTED_AT
 from lambdas.store.errors import ConditionFailedError, JobMovedError, TransactionCancelledError
 from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
@@ -30,7 +30,7 @@ class JobActions(JobTable):
         parent_update = None
         if parent is not None:
             parent_update = self._parent_update(
-                parent, {TERMINAL_COUNTER[JobStatus.DEAD]: -1}, recheck_seconds
+                parent, codec.counter_changes(JobStatus.DEAD, -1), recheck_seconds
             )
         return self._act(job, update, parent, parent_update)
 
@@ -48,7 +48,7 @@ class JobActions(JobTable):
         if parent is not None:
             parent_update = Update(
                 assign={},
-                add={TERMINAL_COUNTER[JobStatus.CANCELLED]: 1},
+                add=codec.counter_changes(JobStatus.CANCELLED, 1),
                 condition=f"attribute_exists({schema.JOBS_PK})",
             )
         return self._act(job, update, parent, parent_update)

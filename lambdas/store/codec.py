@@ -33,12 +33,22 @@ TERMINAL_COUNTER = {
     JobStatus.DEAD: "childrenDead",
     JobStatus.CANCELLED: "childrenCancelled",
 }
+# All of a parent's finished children (the sum of the three above), and what that sum is while one child
+# is left (childrenTotal - 1, written when the parent starts waiting): a child's transaction compares the
+# two to learn, without a read, whether it is the parent's last (DynamoDB conditions have no arithmetic).
+CHILDREN_FINISHED = "childrenFinished"
+CHILDREN_BEFORE_LAST = "childrenBeforeLast"
 HISTORY_SLOTS = 10
 HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays for its whole size
 ATTEMPT_TOTAL = "attemptTotal"
 ATTEMPT_STARTED_AT = "attemptStartedAt"
 # Items written before owners existed; no API key id looks like this.
 NO_OWNER = "-"
+
+
+def counter_changes(status: JobStatus, change: int) -> dict[str, int]:
+    """What a child entering (`change` 1) or leaving (-1) the finished `status` adds to its parent."""
+    return {TERMINAL_COUNTER[status]: change, CHILDREN_FINISHED: change}
 
 
 def millis(epoch_seconds: float) -> int:

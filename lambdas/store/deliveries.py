@@ -2,7 +2,8 @@
 
 Items live under their fan-out (`fanoutId`), sorted by `<deliveryId>#<attempt>`, and the `byEndpoint`
 index lists an endpoint's attempts by time, across fan-outs. Re-recording the same attempt (a worker
-that crashed after writing it) overwrites the item instead of adding a second one. Items expire
+that crashed after writing it) overwrites the item instead of adding a second one. The worker commits
+an attempt's line with the attempt's outcome (`entry`, one transaction); `record` writes it alone. Items expire
 (`expiresAt`, DynamoDB TTL) after the same retention as finished jobs.
 """
 
@@ -16,6 +17,7 @@ from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.store import schema
 from lambdas.store.clients import client
+from lambdas.store.transactions import Put
 
 RESPONSE_EXCERPT_BYTES = 1024
 
@@ -35,6 +37,12 @@ class DeliveryLog:
         self._clock = clock
 
     def record(self, attempt: DeliveryAttempt) -> None:
+        """Write the attempt's line now, on its own."""
+        entry = self.entry(attempt)
+        client("dynamodb").put_item(TableName=entry.table, Item=entry.item)
+
+    def entry(self, attempt: DeliveryAttempt) -> Put:
+        """The attempt's line as a put, to commit with the attempt's outcome."""
         item: dict[str, Any] = {
             schema.DELIVERIES_PK: attempt.fanout_id,
             schema.DELIVERIES_SK: attempt_key(attempt.delivery_id, attempt.attempt),
@@ -53,9 +61,7 @@ class DeliveryLog:
             item["error"] = attempt.error[:1000]
         if attempt.response:
             item["response"] = _excerpt(attempt.response)
-        client("dynamodb").put_item(
-            TableName=self._table, Item={k: _serializer.serialize(v) for k, v in item.items()}
-        )
+        return Put(self._table, {k: _serializer.serialize(v) for k, v in item.items()})
 
     def for_fanout(self, fanout_id: str) -> list[DeliveryAttempt]:
         """Every attempt of a fan-out, grouped by delivery and in attempt order."""

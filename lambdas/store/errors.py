@@ -55,11 +55,13 @@ class ConditionFailedError(StoreError):
 
 class TransactionCancelledError(StoreError):
     """A transaction was cancelled. `failed` names the items whose condition did not hold (maybe none,
-    when it was cancelled for another reason, such as a conflicting concurrent write)."""
+    when it was cancelled for another reason, such as a conflicting concurrent write); `seen` holds the
+    raw item each of them had, when the write asked for it (ReturnValuesOnConditionCheckFailure)."""
 
-    def __init__(self, failed: frozenset[str]) -> None:
+    def __init__(self, failed: frozenset[str], seen: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__(f"transaction cancelled; conditions failed: {sorted(failed)}")
         self.failed = failed
+        self.seen = seen or {}
 
 
 @contextmanager
@@ -76,12 +78,13 @@ def domain_errors(item_names: Sequence[str] = ()) -> Iterator[None]:
             raise ConditionFailedError(error.response.get("Item")) from None
         if code == "TransactionCanceledException":
             reasons = error.response.get("CancellationReasons") or []
-            failed = frozenset(
-                name
+            named = [
+                (name, reason)
                 for name, reason in zip(item_names, reasons, strict=False)
                 if reason.get("Code") == "ConditionalCheckFailed"
-            )
-            raise TransactionCancelledError(failed) from None
+            ]
+            seen = {name: reason["Item"] for name, reason in named if reason.get("Item")}
+            raise TransactionCancelledError(frozenset(name for name, _ in named), seen) from None
         raise
 
 

@@ -9,13 +9,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lambdas.models.job import Job, JobStatus
-from lambdas.store import batches, clients, codec, schema
-from lambdas.store.codec import TERMINAL_COUNTER
+from lambdas.models.job import Job
+from lambdas.store import batches, clients, codec, transactions
 from lambdas.store.errors import (
     ConditionFailedError,
     StaleAttemptError,
-    TransactionCancelledError,
     domain_errors,
 )
 from lambdas.store.expressions import Update
@@ -80,32 +78,13 @@ class JobTable:
 
     def _with_parent(self, job_id: str, update: Update, parent_id: str, parent_update: Update) -> None:
         """Both updates or neither; TransactionCancelledError names the item(s) whose condition failed."""
-        operations = {"job": (job_id, update), "parent": (parent_id, parent_update)}
-        with domain_errors(item_names=list(operations)):
-            self._ddb.transact_write_items(
-                TransactItems=[
-                    {"Update": {"TableName": self._table, "Key": codec.key(key), **op.params()}}
-                    for key, op in operations.values()
-                ]
-            )
-
-    def _finish(self, job_id: str, parent_id: str | None, update: Update, status: JobStatus) -> Job:
-        """Write a terminal state, moving the parent's counter in the same transaction if there is one."""
-        if not parent_id:
-            return self._update_or_stale(job_id, update)
-        parent_update = Update(
-            assign={},
-            add={TERMINAL_COUNTER[status]: 1},
-            condition=f"attribute_exists({schema.JOBS_PK})",
+        transactions.write(
+            self._ddb,
+            [
+                transactions.update("job", self._table, codec.key(job_id), update),
+                transactions.update("parent", self._table, codec.key(parent_id), parent_update),
+            ],
         )
-        try:
-            self._with_parent(job_id, update, parent_id, parent_update)
-        except TransactionCancelledError as cancelled:
-            if cancelled.failed != {"parent"}:
-                raise StaleAttemptError(job_id) from None
-            # The parent is gone (expired): the child's own transition still happens.
-            return self._update_or_stale(job_id, update)
-        return self._require(job_id)
 
     def _require(self, job_id: str) -> Job:
         job = self.get(job_id)

@@ -16,11 +16,14 @@ from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJo
 from lambdas.models.timestamps import iso_time
 from lambdas.store import batches, codec, schema
 from lambdas.store.actions import JobActions
+from lambdas.store.children import ChildWrites, Ended
 from lambdas.store.codec import (
     ALERT_CLAIMED_UNTIL,
     ALERTED_AT,
     ATTEMPT_STARTED_AT,
     ATTEMPT_TOTAL,
+    CHILDREN_BEFORE_LAST,
+    CHILDREN_FINISHED,
     MAX_ERROR_CHARS,
     history_entry,
     millis,
@@ -34,8 +37,9 @@ from lambdas.store.errors import (
 )
 from lambdas.store.expressions import Update
 from lambdas.store.listing import JobListing
+from lambdas.store.transactions import Put
 
-__all__ = ["Claim", "JobStore", "iso_time"]
+__all__ = ["Claim", "Ended", "JobStore", "Put", "iso_time"]
 
 _ATTEMPT_CONDITION = "#status = :processing AND attempts = :attempt"
 _WAITING_CONDITION = "#status = :waiting"
@@ -49,7 +53,7 @@ class Claim:
     previous: JobStatus
 
 
-class JobStore(JobListing, JobActions):
+class JobStore(JobListing, JobActions, ChildWrites):
     def by_status(self, status: JobStatus, due_before: float | None = None) -> Iterator[Job]:
         """Jobs in a live `status`, across every shard, optionally only those whose `dueAt` has passed.
 
@@ -153,22 +157,33 @@ class JobStore(JobListing, JobActions):
         )
 
     def complete(self, job: Job, result: Any) -> Job:
-        extra = {"result": codec.compact_json(result)}
-        update = self._attempt_update(job, JobStatus.DONE, self.now(), AttemptOutcome.DONE, extra)
-        return self._finish(job.job_id, job.parent_id, update, JobStatus.DONE)
+        return self._as_written(job, self.succeed(job, result))
 
     def fail(self, job: Job, error: str) -> Job:
-        """The running attempt ends the job: a permanent error, or its last attempt failed."""
+        return self._as_written(job, self.die(job, error))
+
+    def succeed(self, job: Job, result: Any, puts: Sequence[Put] = ()) -> Ended:
+        """The running attempt ends the job `done` (with `puts` in the same transaction)."""
+        extra = {"result": codec.compact_json(result)}
+        update = self._attempt_update(job, JobStatus.DONE, self.now(), AttemptOutcome.DONE, extra)
+        return self._end(job.job_id, job.parent_id, update, JobStatus.DONE, puts)
+
+    def die(self, job: Job, error: str, puts: Sequence[Put] = ()) -> Ended:
+        """The running attempt ends the job `dead`: a permanent error, or its last attempt failed."""
         extra = {"lastError": error[:MAX_ERROR_CHARS]}
         update = self._attempt_update(job, JobStatus.DEAD, self.now(), AttemptOutcome.DEAD, extra, error)
-        return self._finish(job.job_id, job.parent_id, update, JobStatus.DEAD)
+        return self._end(job.job_id, job.parent_id, update, JobStatus.DEAD, puts)
 
-    def retry(self, job: Job, error: str, delay_seconds: int) -> Job:
-        """Back to pending; its message becomes visible again after `delay_seconds`."""
+    def _as_written(self, job: Job, ended: Ended) -> Job:
+        return ended.job or self._require(job.job_id)
+
+    def retry(self, job: Job, error: str, delay_seconds: int, puts: Sequence[Put] = ()) -> Job | None:
+        """Back to pending; its message becomes visible again after `delay_seconds`. The job as written
+        (None when `puts` made it a transaction, which returns nothing)."""
         due = self.now() + delay_seconds
         extra = {"lastError": error[:MAX_ERROR_CHARS]}
         update = self._attempt_update(job, JobStatus.PENDING, due, AttemptOutcome.RETRY, extra, error)
-        return self._update_or_stale(job.job_id, update)
+        return self._write_job(job.job_id, update, puts)
 
     def continue_later(self, job: Job, progress: Any) -> Job:
         """The attempt used its time budget and saved `progress`: back to `pending`, due now, and the
@@ -191,10 +206,17 @@ class JobStore(JobListing, JobActions):
             raise StaleAttemptError(job_id) from None
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
-        """The parent hands its work to `total` children and waits; checked again after the delay."""
+        """The parent hands its work to `total` children and waits; checked again after the delay. The
+        parent as written: its counts say whether the children all finished first."""
         due = self.now() + check_after_seconds
-        extra = {"childrenTotal": total, "result": codec.compact_json(result)}
+        extra = {
+            "childrenTotal": total,
+            CHILDREN_BEFORE_LAST: total - 1,
+            "result": codec.compact_json(result),
+        }
         update = self._attempt_update(job, JobStatus.WAITING, due, AttemptOutcome.DONE, extra)
+        # ADD 0 creates the finished count at 0 when no child has finished yet, and keeps it otherwise.
+        update = dataclasses.replace(update, add={CHILDREN_FINISHED: 0})
         return self._update_or_stale(job.job_id, update)
 
     def finish_parent(self, parent: Job) -> Job | None:
@@ -247,7 +269,7 @@ class JobStore(JobListing, JobActions):
                 values={":seen": job.status.value, ":attempts": job.attempts},
             )
             try:
-                return self._finish(job_id, job.parent_id, update, JobStatus.DEAD)
+                return self._as_written(job, self._end(job_id, job.parent_id, update, JobStatus.DEAD))
             except StaleAttemptError:
                 continue  # it moved under us (claimed again, finished): decide again from its new state
 
@@ -316,17 +338,21 @@ class JobStore(JobListing, JobActions):
             return False
         return True
 
-    def create_children(self, children: Sequence[NewJob]) -> list[str]:
+    def create_children(self, children: Sequence[NewJob], first_run: bool = False) -> list[str]:
         """Write the children that do not exist yet; return the ids written by this call.
 
         BatchWriteItem cannot be conditional, so existing ids are read first: a re-run of the parent
         (a retry, a duplicate message) never resets a child that has already made progress. Two runs
-        of one parent cannot overlap, because each run holds the parent's claim.
+        of one parent cannot overlap, because each run holds the parent's claim. `first_run`: the
+        parent's first attempt ever (`attemptTotal` 1), before which no run can have written a child,
+        so there is nothing to read.
         """
         now = self.now()
-        keys = [codec.key(c.job_id) for c in children]
-        found = batches.get_all(self._ddb, self._table, keys, projection=schema.JOBS_PK)
-        existing = {item[schema.JOBS_PK]["S"] for item in found}
+        existing: set[str] = set()
+        if not first_run:
+            keys = [codec.key(c.job_id) for c in children]
+            found = batches.get_all(self._ddb, self._table, keys, projection=schema.JOBS_PK)
+            existing = {item[schema.JOBS_PK]["S"] for item in found}
         fresh = [c for c in children if c.job_id not in existing]
         batches.put_all(self._ddb, self._table, [self._items.new_item(c, now) for c in fresh])
         return [c.job_id for c in fresh]

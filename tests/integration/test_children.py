@@ -1,5 +1,6 @@
 """Parent jobs that hand their work to children: exact counts, no duplicate children, a parent that finishes."""
 
+import json
 import time
 import uuid
 
@@ -8,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
-from lambdas.lifecycle import parents
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.job import JobStatus, NewJob
 from lambdas.store.jobs import JobStore
@@ -92,15 +92,16 @@ def test_a_re_run_parent_does_not_duplicate_or_reset_children(
     assert parent_job["children"] == {"total": 2, "pending": 1, "delivered": 1, "failed": 0, "cancelled": 0}
 
 
-def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
-    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    parent_id = pipeline.submit("test_spawn", {"children": ["test_echo"]})
+def test_recovery_finishes_a_parent_whose_last_pending_child_was_cancelled(pipeline: Pipeline) -> None:
+    """No child's own write finishes a parent whose last open child a caller cancelled: the sweep does.
+
+    Broken line: `parents.settle`'s `return finish_if_complete(store, parent)` as `return None`."""
+    parent_id = pipeline.submit("test_spawn", {"children": ["test_echo", "test_echo"]})
     pipeline.run_worker()
-    with monkeypatch.context() as patch:
-        # The child finishes, but its worker dies before it checks on the parent.
-        patch.setattr(parents, "settle", lambda *args, **kwargs: None)
-        pipeline.run_worker()
+    first, second = pipeline.receive(pipeline.queue_url)
+    pipeline.run_worker([first])
+    second_id = json.loads(second["body"])["jobId"]
+    assert pipeline.request("POST", f"/jobs/{second_id}/cancel").status == 200
     assert pipeline.job(parent_id)["status"] == "waiting"
 
     now = store_from_env(pipeline.env)
@@ -109,4 +110,6 @@ def test_recovery_finishes_a_parent_whose_last_child_was_interrupted(
 
     assert Sweeper(now, queue, grace_seconds=0).sweep(lambda: True).parents_finished == 0  # not due yet
     assert Sweeper(later, queue, grace_seconds=0).sweep(lambda: True).parents_finished == 1
-    assert pipeline.job(parent_id)["status"] == "done"
+    parent = pipeline.job(parent_id)
+    assert parent["status"] == "done"
+    assert parent["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 0, "cancelled": 1}

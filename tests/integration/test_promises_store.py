@@ -96,7 +96,8 @@ def parent_with_children(pipeline: Pipeline, store: JobStore) -> Any:
 
 
 def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_with_children: Any) -> None:
-    """Broken line: `Worker._dead`'s `self._settle_parent(job)` removed."""
+    """Broken line: `children._NOT_LAST` as `f"attribute_exists({schema.JOBS_PK})"` (before the last child
+    learned it from its transaction: `Worker._dead`'s `self._settle_parent(job)` removed)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
     assert pipeline.job(parent_id)["status"] == "waiting"
@@ -115,8 +116,8 @@ def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_w
 def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
-    """Broken line: `Worker._succeed`'s `parents.settle(...)` after `await_children` removed (before
-    the store split: `JobStore.await_children`'s `... or waiting` as `return waiting`)."""
+    """Broken line: `Worker._await`'s `parents.finish_if_complete(self._store, waiting)` removed (earlier:
+    `Worker._succeed`'s `parents.settle(...)` after `await_children`)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker(list(children.values()))  # the children were quicker than their parent
 
@@ -130,8 +131,8 @@ def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
 def test_children_of_a_parent_that_is_gone_still_finish(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
-    """Broken line: `JobStore._finish`'s `if cancelled.failed != {"parent"}:` as `if True:` (a missing
-    parent makes the child's attempt stale)."""
+    """Broken line: `ChildWrites._end_child`'s `if seen is None:` as `if False:` (a missing parent is
+    taken for a waiting one; earlier: `JobStore._finish`'s `if cancelled.failed != {"parent"}:`)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
     # the parent's item is gone (deleted, or expired after being declared dead) while its children run

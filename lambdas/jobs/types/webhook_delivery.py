@@ -10,8 +10,11 @@ records the attempt in the delivery log, whatever its outcome. How the response 
 - anything else (other 4xx, 3xx since redirects are not followed, 1xx): dead at once.
 
 The event is not in the child's payload. The child reads it from its parent fan-out's record; the
-parent's payload never changes, so the body is built once per fan-out and cached for the invocation's
-other deliveries of the same event (a worker batch usually holds several).
+parent's payload never changes, so the body is built once per fan-out and kept for the process's other
+deliveries of the same event (a worker batch usually holds several). The batch's threads asking for one
+fan-out at once wait for a single read.
+
+The attempt's log line is handed to `record_delivery`, which commits it with the attempt's outcome.
 """
 
 import email.utils
@@ -87,23 +90,37 @@ class _Event:
 
 
 class _EventCache:
-    """The events of recent fan-outs, by fan-out id: a parent's payload never changes."""
+    """The events of recent fan-outs, by fan-out id: a parent's payload never changes. One read per
+    fan-out: threads that ask while it is being read wait for it (a lock per fan-out being read)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._events: dict[str, _Event] = {}
+        self._reading: dict[str, threading.Lock] = {}
 
     def get(self, fanout_id: str, read_parent: Callable[[], Job | None]) -> _Event:
         with self._lock:
             found = self._events.get(fanout_id)
-        if found is not None:
-            return found
-        event = _event_of(fanout_id, read_parent())
-        with self._lock:
-            if len(self._events) >= _EVENT_CACHE_SIZE:
-                self._events.clear()
-            self._events[fanout_id] = event
-        return event
+            if found is not None:
+                return found
+            reading = self._reading.setdefault(fanout_id, threading.Lock())
+        with reading:
+            with self._lock:
+                found = self._events.get(fanout_id)
+            if found is not None:
+                return found  # another thread read it while this one waited
+            try:
+                event = _event_of(fanout_id, read_parent())
+            except BaseException:
+                with self._lock:
+                    self._reading.pop(fanout_id, None)
+                raise
+            with self._lock:
+                if len(self._events) >= _EVENT_CACHE_SIZE:
+                    self._events.clear()
+                self._events[fanout_id] = event
+                self._reading.pop(fanout_id, None)
+            return event
 
     def cache_clear(self) -> None:
         with self._lock:

@@ -1,0 +1,87 @@
+"""What a webhook fan-out asks of AWS: the calls each part makes, counted at botocore's one door.
+
+The figure per delivered endpoint is `bench/calls.py`'s (issue 11: at most 5); this test pins down
+where the calls go, so a change that adds a read or a write per delivery fails here, not only in the
+benchmark.
+"""
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from botocore.client import BaseClient
+
+from lambdas.handlers import worker
+from lambdas.store.deliveries import DeliveryLog
+from local_runtime.context import LambdaContext
+
+pytestmark = pytest.mark.usefixtures("loopback_webhooks")
+
+ENDPOINTS = 4
+# The test's own driving: taking the messages off the queue as the event source mapping does.
+_DRIVER = {"ReceiveMessage", "DeleteMessage", "DeleteMessageBatch"}
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    counted: Counter[str] = Counter()
+    make_call = BaseClient._make_api_call
+
+    def counting(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+        if operation not in _DRIVER:
+            counted[operation] += 1
+        return make_call(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    return counted
+
+
+def _run_worker(records: list[dict[str, Any]]) -> dict[str, Any]:
+    response: dict[str, Any] = worker.handler({"Records": records}, LambdaContext(function_name="worker"))
+    return response
+
+
+def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_finishes_the_parent(
+    stack, receiver, calls: Counter[str]
+) -> None:
+    """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
+    `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
+    `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
+    self._deliveries.record` (a PutItem per delivery); `_signing_secret`'s `with self._secret_lock:` as
+    `if True:` (a GetSecretValue per thread that asks before the first answer is cached)."""
+    pipeline = stack.pipeline
+    targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
+    fanout_id = pipeline.submit(
+        "webhook_fanout", {"eventType": "invoice.paid", "data": {"n": 1}, "endpoints": targets}
+    )
+
+    calls.clear()
+    assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
+    # its claim and its move to waiting; the children written without reading for them, and queued
+    assert calls == {"UpdateItem": 2, "BatchWriteItem": 1, "SendMessageBatch": 1}
+
+    calls.clear()
+    children = pipeline.receive(pipeline.queue_url)
+    assert len(children) == ENDPOINTS
+    assert _run_worker(children) == {"batchItemFailures": []}
+    # a claim each, one read of the parent's event and of the secret for the whole batch, and one
+    # transaction each (outcome, parent counters, log line), the last child's twice (it finishes the parent)
+    assert calls == {
+        "UpdateItem": ENDPOINTS,
+        "GetItem": 1,
+        "GetSecretValue": 1,
+        "TransactWriteItems": ENDPOINTS + 1,
+    }
+
+    fanout = pipeline.job(fanout_id)
+    assert fanout["status"] == "done"
+    assert fanout["children"] == {
+        "total": ENDPOINTS,
+        "pending": 0,
+        "delivered": ENDPOINTS,
+        "failed": 0,
+        "cancelled": 0,
+    }
+    assert len(receiver.requests) == ENDPOINTS
+    log = DeliveryLog(stack.deliveries_table).for_fanout(fanout_id)
+    assert sorted(entry.endpoint_id for entry in log) == [t["id"] for t in targets]
