@@ -1,5 +1,5 @@
-"""Values a caller controls that must be refused: an offset cursor outside its list, an upload key
-with `..` in it. Found by `make mutate`; each test was first run against the one-line break its
+"""Values a caller controls that must be refused: an offset cursor outside its list, a listing
+cursor's position past its bound, an upload key with `..` in it. Found by `make mutate`; each test was first run against the one-line break its
 docstring names, seen to fail, then restored."""
 
 import pytest
@@ -27,3 +27,11 @@ def test_an_upload_key_with_two_dots_is_refused_though_its_shape_matches() -> No
     """Broken line: `is_upload_key`'s `".." not in key` as `"XX..XX" not in key`."""
     assert is_upload_key(UPLOAD + "photo.png")
     assert not is_upload_key(UPLOAD + "photo..png")
+
+
+def test_a_listing_cursors_text_position_may_be_64_characters_and_no_more() -> None:
+    """Broken line: `_position`'s `0 < len(str(at[0])) <= 64` as `< 64`."""
+    assert paging.shard_positions({"0": ["x" * 64, "job"]}, shards=1, numeric=False) == {0: ("x" * 64, "job")}
+    for bad in ("x" * 65, ""):
+        with pytest.raises(InvalidCursorError):
+            paging.shard_positions({"0": [bad, "job"]}, shards=1, numeric=False)
