@@ -1,6 +1,6 @@
 """Values a caller controls that must be refused: an offset cursor outside its list, a listing
-cursor's position past its bound, an upload key with `..` in it. Found by `make mutate`; each test was first run against the one-line break its
-docstring names, seen to fail, then restored."""
+cursor's position past its bound, an upload key with `..` in it. Found by `make mutate`; each test
+was first run against the one-line break its docstring names, seen to fail, then restored."""
 
 import pytest
 
