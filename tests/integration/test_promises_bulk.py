@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle import bulk
+from lambdas.lifecycle import actions, bulk
 from lambdas.models.api import BulkRequest
+from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
@@ -78,3 +79,27 @@ def test_a_bulk_action_out_of_time_hands_its_cursor_to_the_next_delivery(
     monkeypatch.setattr(bulk, "_apply", real_apply)
 
     assert _next_delivery(store, queue, job) == EXACT
+
+
+def test_a_job_that_moved_before_the_bulk_action_reached_it_counts_as_skipped(
+    pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken line: `_apply`'s `return False` for a job that could not be acted on as `return True`."""
+    queue = JobQueue(pipeline.queue_url)
+    dead = _dead_jobs(store, 3)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
+    claimed = store.claim(job.job_id, 60)
+    # a caller retries one of them between the bulk job's listing and its own retry of it
+    real_retry = actions.retry_job
+
+    def caller_first(store_: JobStore, queue_: JobQueue, caller: Caller, job_id: str) -> Job:
+        if job_id == dead[1]:
+            real_retry(store_, queue_, caller, job_id)
+        return real_retry(store_, queue_, caller, job_id)
+
+    monkeypatch.setattr(actions, "retry_job", caller_first)
+
+    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+
+    assert result == {"action": "retry", "matched": 3, "applied": 2, "skipped": 1, "finished": True}
