@@ -1,9 +1,10 @@
 """A resumed bulk action, after a crash or out of time, continues after the last page it did even when
-that page's jobs are still in the listed state (skipped ones), so none is counted or acted on twice.
+that page's jobs are still in the listed state (skipped ones), so none is counted or acted on twice;
+a job that moved before the action reached it counts as skipped.
 
-Found by `make mutate` (a mutant of `bulk.run_bulk` no test failed on: the existing resume test only
-has jobs that leave the listed state, so starting over lists the same remainder). The test was first
-run against the one-line break its docstring names, seen to fail, then restored.
+Found by `make mutate` (mutants of `bulk.run_bulk` and `bulk._apply` no test failed on: the existing
+resume test only has jobs that leave the listed state, so starting over lists the same remainder).
+Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 """
 
 from typing import Any
