@@ -1,11 +1,13 @@
-"""An `Idempotency-Key` replay is recognised by what the body says, not how its JSON is laid out.
+"""An `Idempotency-Key` replay is recognised by what the body says, not how its JSON is laid out; an
+unknown type's refusal lists the types there are.
 
-Found by `make mutate` (a mutant of `submit._request_hash` no test failed on). The test was first run
-against the one-line break its docstring names, seen to fail, then restored.
+Found by `make mutate` (mutants of `submit` no test failed on). Each test was first run against the
+one-line break its docstring names, seen to fail, then restored.
 """
 
 import pytest
 
+from lambdas.jobs import registry
 from tests.support.pipeline import Pipeline
 
 pytestmark = pytest.mark.usefixtures("test_types")
@@ -31,3 +33,13 @@ def test_a_replay_whose_payload_lists_its_fields_in_another_order_is_the_same_re
 
     assert (first.status, again.status) == (202, 202)
     assert again.body["jobId"] == first.body["jobId"]
+
+
+def test_an_unknown_type_is_refused_with_the_types_that_exist(pipeline: Pipeline) -> None:
+    """Broken line: `_validated_payload`'s `known = ", ".join(...)` as `known = None`."""
+    response = pipeline.request("POST", "/jobs", {"type": "no_such_type", "payload": {}})
+
+    assert response.status // 100 == 4
+    known = ", ".join(t.name for t in registry.public_types())
+    assert known
+    assert response.body["error"]["message"] == f"unknown job type 'no_such_type'; known types: {known}"
