@@ -15,7 +15,7 @@ from lambdas.jobs.base import ContinueLater
 from lambdas.lifecycle import actions, bulk
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_bulk import OPERATOR, _dead_jobs
@@ -104,3 +104,22 @@ def test_a_job_that_moved_before_the_bulk_action_reached_it_counts_as_skipped(
     result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
 
     assert result == {"action": "retry", "matched": 3, "applied": 2, "skipped": 1, "finished": True}
+
+
+def test_a_job_that_enters_the_status_after_the_bulk_action_started_is_not_matched(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    """Broken line: `list_query`'s status-time query without `before=before` (the bulk job's start)."""
+    queue = JobQueue(pipeline.queue_url)
+    early = _dead_jobs(store, 2)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
+    clock.advance(1)
+    store.put_new(NewJob(job_id="late", job_type="test_echo", payload={}, max_attempts=1, owner="a"))
+    store.fail(store.claim("late", 60), "died after the bulk action started")
+    claimed = store.claim(job.job_id, 60)
+
+    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+
+    assert result == {"action": "retry", "matched": 2, "applied": 2, "skipped": 0, "finished": True}
+    assert [j.status for j in store.get_many([*early, "late"])] == [JobStatus.PENDING] * 2 + [JobStatus.DEAD]

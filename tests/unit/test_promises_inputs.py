@@ -35,3 +35,9 @@ def test_a_listing_cursors_text_position_may_be_64_characters_and_no_more() -> N
     for bad in ("x" * 65, ""):
         with pytest.raises(InvalidCursorError):
             paging.shard_positions({"0": [bad, "job"]}, shards=1, numeric=False)
+
+
+def test_a_cursor_naming_a_shard_the_list_does_not_have_says_so() -> None:
+    """Broken line: `shard_positions`' `InvalidCursorError("the cursor names a shard ...")` as `(None)`."""
+    with pytest.raises(InvalidCursorError, match=r"^the cursor names a shard this list does not have$"):
+        paging.shard_positions({"2": paging.END}, shards=2, numeric=True)
