@@ -2,12 +2,15 @@
 and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
-calling is `rest.services`, and what a route does is the lifecycle's. A route imports what it needs
-when it first runs, so a cold start pays for the resolver and the API models, not for the store, boto3
-or the job types.
+calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
+boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded; the
+other routes import what only they use when they first run, and build their models' validators then.
 
 Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api > docs/openapi.json`.
 """
+
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
 
 from typing import Any
 
@@ -62,6 +65,8 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def openapi_document() -> str:
     return describe_api(app)
 
+
+startup.loaded()
 
 if __name__ == "__main__":
     print(openapi_document(), end="")

@@ -1,5 +1,8 @@
 """The `dead_letter` function: the dead-letter queue's consumer. Marks jobs dead and raises alerts."""
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from functools import cache
 from typing import Any
 
@@ -10,7 +13,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, Verdict
-from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alerts import Alerts
 from lambdas.store.factory import job_store
@@ -26,6 +28,12 @@ class AlertPendingError(Exception):
 
 @cache
 def _consumer() -> DeadLetterConsumer:
+    # The settings model, and pydantic with it (~45 ms of CPU), load with the first batch rather than
+    # the module: the one function whose import is kept under 1.6x `import boto3` this way, because no
+    # one waits on its first alert (docs/performance.md, "Cold start and first call"). Powertools'
+    # batch utility is imported above, before pydantic: loaded after it, it imports its parser models.
+    from lambdas.models import settings
+
     dead_letter = settings.dead_letter()
     return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
 
@@ -52,3 +60,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not event.get("Records"):
         return {"batchItemFailures": []}
     return dict(process_partial_response(event, _handle, _processor, context))
+
+
+startup.loaded()

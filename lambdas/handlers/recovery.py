@@ -1,5 +1,8 @@
 """The `recovery` function: runs on a schedule and re-sends jobs whose message or worker was lost."""
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from functools import cache
 from typing import Any
 
@@ -8,7 +11,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.lifecycle.recovery import Sweeper
-from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue
@@ -19,6 +21,11 @@ _SAFETY_MARGIN_MS = 10_000
 
 @cache
 def _sweeper() -> Sweeper:
+    # The settings model, and pydantic with it (~45 ms of CPU), load with the first sweep rather than
+    # the module, as in the dead_letter function: nothing waits on a scheduled sweep
+    # (docs/performance.md, "Cold start and first call").
+    from lambdas.models import settings
+
     recovery = settings.recovery()
     return Sweeper(job_store(recovery), JobQueue(recovery.queue_url), recovery.grace_seconds)
 
@@ -40,3 +47,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     }
     logger.info("sweep finished", extra=summary)
     return summary
+
+
+startup.loaded()

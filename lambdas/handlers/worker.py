@@ -1,11 +1,13 @@
 """The `worker` function: the main queue's consumer (SQS event source, ReportBatchItemFailures)."""
 
+# First: the modules below load with the cycle collector off (see `startup`).
+from lambdas.handlers import startup  # isort: split
+
 from collections import Counter
 from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.data_classes import SQSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
@@ -52,6 +54,10 @@ def _emit_metrics(results: list[MessageResult]) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    # Imported here, not with the module: Powertools' data_classes package loads every event source's
+    # classes (~8 ms), which this function's import need not pay; its first batch does.
+    from aws_lambda_powertools.utilities.data_classes import SQSEvent
+
     records = SQSEvent(event).records if event.get("Records") else ()
     messages = [QueueMessage.from_record(record) for record in records]
     results = _worker().process_batch(messages, context.get_remaining_time_in_millis)
@@ -59,3 +65,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     outcomes = Counter(r.outcome.value for r in results)
     logger.info("batch processed", size=len(results), outcomes=dict(outcomes))
     return {"batchItemFailures": [{"itemIdentifier": r.message_id} for r in results if r.failed]}
+
+
+startup.loaded()

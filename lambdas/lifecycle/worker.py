@@ -17,9 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from lambdas.jobs import registry
@@ -34,6 +33,9 @@ from lambdas.store.errors import NotClaimableError, StaleAttemptError
 from lambdas.store.jobs import Ended, JobStore
 from lambdas.store.queue import JobQueue, MalformedMessageError, parse_job_message
 
+if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
 
 @dataclass(frozen=True)
 class QueueMessage:
@@ -42,7 +44,7 @@ class QueueMessage:
     body: str
 
     @classmethod
-    def from_record(cls, record: SQSRecord) -> "QueueMessage":
+    def from_record(cls, record: "SQSRecord") -> "QueueMessage":
         return cls(record.message_id, record.receipt_handle, record.body)
 
 

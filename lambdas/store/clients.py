@@ -16,6 +16,9 @@ _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeou
 # regions and SSE-KMS objects refuse it).
 _SERVICE_CONFIG = {"s3": Config(signature_version="s3v4")}
 _clients: dict[str, Any] = {}
+# One session for all of them: each botocore session loads its own endpoint rules and service index
+# (~20 ms of a first invocation per client created from a fresh session).
+_session: list[boto3.session.Session] = []
 _lock = threading.Lock()
 
 
@@ -27,7 +30,9 @@ def client(service: str) -> Any:
     with _lock:
         if service not in _clients:
             config = _CONFIG.merge(_SERVICE_CONFIG[service]) if service in _SERVICE_CONFIG else _CONFIG
-            _clients[service] = boto3.session.Session().client(service, config=config)
+            if not _session:
+                _session.append(boto3.session.Session())
+            _clients[service] = _session[0].client(service, config=config)
         return _clients[service]
 
 
@@ -35,3 +40,4 @@ def reset() -> None:
     """Forget every client, so the next call builds one against the current environment."""
     with _lock:
         _clients.clear()
+        _session.clear()

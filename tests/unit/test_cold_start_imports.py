@@ -30,6 +30,9 @@ def modules_after_import(module: str, after: str = "") -> set[str]:
     return probe(module, after)
 
 
+HANDLERS = [f"lambdas.handlers.{name}" for name in ("api", "worker", "dead_letter", "recovery")]
+
+
 @pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
 def test_dead_letter_and_recovery_never_load_the_api_models_or_the_job_types(handler: str) -> None:
     loaded = modules_after_import(handler)
@@ -62,18 +65,74 @@ def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> N
     assert not any(name.startswith("aws_xray_sdk") for name in modules_after_import(handler))
 
 
-def test_the_api_loads_its_routes_but_nothing_a_route_loads_when_it_first_runs() -> None:
+def test_the_api_loads_the_submit_path_with_its_module_and_the_rarer_routes_on_their_first_call() -> None:
     loaded = modules_after_import("lambdas.handlers.api")
-    assert "aws_lambda_powertools.event_handler" in loaded
-    assert "lambdas.models.api" in loaded
-    # The store (and boto3 with it), the lifecycle and the job types load on a route's first call;
-    # the OpenAPI document's models only when the document is generated.
-    assert "boto3" not in loaded
-    assert not any(name.startswith("lambdas.store.") for name in loaded - {"lambdas.store.errors"})
-    assert "lambdas.lifecycle.submit" not in loaded
-    assert "lambdas.jobs.registry" not in loaded
-    assert not any(name.startswith("lambdas.jobs.types") for name in loaded)
+    # POST /jobs's first call finds the store, boto3, the submit path and the registry loaded...
+    assert {"boto3", "lambdas.store.factory", "lambdas.store.queue", "lambdas.lifecycle.submit"} <= loaded
+    assert "lambdas.jobs.registry" in loaded
+    # ...but no job type (the one a request names loads on its lookup), and nothing only other routes
+    # use: the caller's operations, statistics, uploads, the OpenAPI document's models.
+    assert not any(name.startswith("lambdas.jobs.types.") for name in loaded)
+    for rarer in ("lambdas.lifecycle.operations", "lambdas.lifecycle.stats", "lambdas.lifecycle.uploads"):
+        assert rarer not in loaded
+    assert "lambdas.store.gauges" not in loaded
     assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
+
+
+def test_the_api_builds_no_validator_of_the_other_routes_models_at_import() -> None:
+    built = probe(
+        "lambdas.handlers.api",
+        "from lambdas.models import api, stats\n"
+        "models = [m for m in [*vars(api).values(), *vars(stats).values()] if isinstance(m, type)]",
+        "[m.__name__ for m in models if getattr(m, '__pydantic_complete__', False)]",
+    )
+    assert built == set()
+
+
+def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_module() -> None:
+    loaded = modules_after_import("lambdas.handlers.worker")
+    assert "aws_lambda_powertools.utilities.data_classes" not in loaded
+
+
+@pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
+def test_dead_letter_and_recovery_load_pydantic_with_their_settings_on_their_first_call(handler: str) -> None:
+    assert "pydantic" not in modules_after_import(handler)
+
+
+def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
+    # Powertools' batch utility imports its pydantic parser models (~30 ms) if pydantic is already
+    # loaded when the utility is: the handler imports it before anything that loads pydantic.
+    loaded = modules_after_import("lambdas.handlers.dead_letter", "from lambdas.models import settings")
+    assert "pydantic" in loaded
+    assert not any(name.startswith("aws_lambda_powertools.utilities.parser") for name in loaded)
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_a_handler_loads_without_the_cycle_collector_and_freezes_what_it_loaded(handler: str) -> None:
+    collected = probe(
+        "gc",
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
+        f"import {handler}",
+        "[f'collections {len(runs)}', f'enabled {gc.isenabled()}', f'frozen {gc.get_freeze_count() > 10_000}']",
+    )
+    assert collected == {"collections 0", "enabled True", "frozen True"}
+
+
+def test_the_functions_clients_come_from_one_session() -> None:
+    made = probe(
+        "boto3",
+        "sessions = []\n"
+        "original = boto3.session.Session.__init__\n"
+        "def counted(self, *args, **kwargs):\n"
+        "    sessions.append(self)\n"
+        "    original(self, *args, **kwargs)\n"
+        "boto3.session.Session.__init__ = counted\n"
+        "from lambdas.store import clients\n"
+        "clients.client('dynamodb'); clients.client('sqs'); clients.client('sns')",
+        "[f'sessions {len(sessions)}']",
+    )
+    assert made == {"sessions 1"}
 
 
 def test_a_function_builds_the_validator_of_its_own_settings_model_only() -> None:

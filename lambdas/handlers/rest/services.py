@@ -1,38 +1,35 @@
 """What the api's routes work with: the store, the queue and who is calling.
 
-Built on the first call that needs them, so a cold start pays for none of it (boto3, the store, the job
-types); `lambdas.models.settings.reset()` forgets them, as it forgets the settings they come from.
+Their modules (boto3 with the store) load with the api's module, since POST /jobs needs them on every
+request; the objects are built on the first call, from the function's settings, and
+`lambdas.models.settings.reset()` forgets them, as it forgets the settings they come from.
 """
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of
+from lambdas.jobs.types import register_builtin_types
 from lambdas.models import settings
 from lambdas.models.caller import Caller
-
-if TYPE_CHECKING:
-    from lambdas.store.jobs import JobStore
-    from lambdas.store.queue import JobQueue
+from lambdas.store.factory import job_store
+from lambdas.store.jobs import JobStore
+from lambdas.store.queue import JobQueue
 
 
 @dataclass(frozen=True)
 class Services:
-    store: "JobStore"
-    queue: "JobQueue"
+    store: JobStore
+    queue: JobQueue
     settings: settings.ApiSettings
 
 
 @cache
 def services() -> Services:
-    from lambdas.jobs.types import register_builtin_types
-    from lambdas.store.factory import job_store
-    from lambdas.store.queue import JobQueue
-
     api = settings.api()
     register_builtin_types()
     return Services(job_store(api), JobQueue(api.queue_url), api)

@@ -6,11 +6,13 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
+from lambdas.lifecycle.submit import submit
 from lambdas.models.api import ChildPage, DeliveryPage, JobPage, JobView, SubmitJobRequest, SubmitJobResponse
 from lambdas.models.job import JobStatus
 from lambdas.observability import metrics
@@ -45,10 +47,6 @@ def submit_job(
         ),
     ] = None,
 ) -> Response[SubmitJobResponse]:
-    from aws_lambda_powertools.metrics import MetricUnit
-
-    from lambdas.lifecycle.submit import submit
-
     found = services()
     owner = caller(router).owner
     submitted = submit(request, found.store, found.queue, idempotency_key=idempotency_key, caller=owner)
