@@ -43,11 +43,21 @@ test: venv node_modules/.installed browser lint typecheck
 
 # Mutation testing of lambdas/lifecycle and lambdas/store (not part of `make test`: it takes long).
 # MUTANTS narrows the run, e.g. MUTANTS='lambdas.store.queue.*'; the report prints the kill rate.
+# MUTATE_SAMPLE=N runs N mutants chosen at random, stratified by file (MUTATE_SEED repeats a choice);
+# the report then gives each package's kill rate with its 95 % interval. The full run is the default.
 MUTANTS ?=
 MUTATE_CHILDREN ?= 2
+MUTATE_SAMPLE ?=
+MUTATE_SEED ?=
 mutate: venv
+ifeq ($(MUTATE_SAMPLE),)
 	nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS)
 	$(PY) -m tests.support.mutation_report $(MUTANTS)
+else
+	$(PY) -m tests.support.mutation_sample $(MUTATE_SAMPLE) $(MUTATE_SEED) $(MUTANTS)
+	nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) $$($(PY) -m tests.support.mutation_sample --names)
+	$(PY) -m tests.support.mutation_report --sample
+endif
 
 # The console's browser tests drive a system Chromium (Playwright cannot download its own here): found on
 # PATH or at $(CHROMIUM), installed with apt-get when missing and allowed to, else a clear error.

@@ -10,6 +10,22 @@ from lambdas.jobs import registry
 from lambdas.store import clients
 
 
+def _share_botocore_loader() -> None:
+    """One botocore data loader for every session the tests make.
+
+    Each test builds fresh clients (the autouse fixture below), each from a new boto3 session, and a new
+    session's loader parses botocore's service models again: about a second of JSON per integration
+    test, and most of what a `make mutate` mutant costs. A loader caches what it parsed, and sessions
+    may share one (clients of one session already do), so the models are parsed once per process.
+    """
+    from botocore import session
+
+    session.create_loader = cache(session.create_loader)
+
+
+_share_botocore_loader()
+
+
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test sees another's clients, cached services, metrics or test job types, or real AWS."""

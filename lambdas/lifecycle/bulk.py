@@ -92,7 +92,8 @@ def run_bulk(
     pages = 0
     while progress["matched"] < limit:
         if pages and remaining_ms() < RESERVE_MS:
-            return ContinueLater(progress)
+            # The cursor goes with the progress: jobs a page skipped are still listed from the start.
+            return ContinueLater({**progress, "cursor": _cursor(positions)})
         pages += 1
         ids, following = store.list_ids(query, min(PAGE_SIZE, limit - progress["matched"]), positions)
         for target in ids:
@@ -101,9 +102,12 @@ def run_bulk(
         if following is None or not ids:
             break
         positions = following
-        cursor = {str(n): at for n, at in following.items()}
-        store.save_progress(job_id, attempt, {**progress, "cursor": cursor})
+        store.save_progress(job_id, attempt, {**progress, "cursor": _cursor(positions)})
     return {**progress, "finished": True}
+
+
+def _cursor(positions: Mapping[int, Any]) -> dict[str, Any]:
+    return {str(n): at for n, at in positions.items()}
 
 
 def _progress(action: str, saved: Any) -> dict[str, Any]:
