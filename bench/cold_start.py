@@ -2,8 +2,8 @@
 
 The bundle is built the way `infra.bundling` builds the asset (pip target + `lambdas/`), for this
 machine's Python, since the real asset's wheels are for arm64 and 3.14. Two variants, interleaved:
-- with byte code, as a build machine that has the runtime's Python ships it (`compile_bytecode`);
-- without, as the asset is shipped when none is at hand: the same tree read with `-X pycache_prefix`
+- with byte code, as the asset ships it (`compile_bytecode`, natively here; pyodide writes the asset's);
+- without, what a bundle with no byte code would cost: the same tree read with `-X pycache_prefix`
   pointing at an empty directory and `-B`, so every module compiles on every start, as on Lambda's
   read-only /var/task.
 The floor is `import boto3` from the same bundle, with byte code. Each figure is measured inside the
@@ -124,5 +124,5 @@ def shipped_note() -> str:
     interpreter = bundling.matching_interpreter()
     version = bundling.LAMBDA_PYTHON_VERSION
     if interpreter is None:
-        return f"note: no python{version} here, so `cdk synth` on this machine ships source only"
+        return f"note: no python{version} here, so `cdk synth` compiles the asset with pyodide's CPython {version} (node)"
     return f"note: `cdk synth` here compiles the asset with {interpreter} (python{version})"

@@ -6,10 +6,11 @@ not rebuild or redeploy it.
 
 Byte code: Lambda's code directory is read-only, so a bundle without `__pycache__` is compiled anew on
 every cold start (+420-510 ms measured, docs/performance.md). Byte code is only valid for the Python
-version that wrote it, so the bundle is compiled when an interpreter of the runtime's version is at hand
-(the build interpreter, or `python3.14` on PATH) and shipped as source only otherwise. The byte code is
-hash-based and never checked against its source: the asset never changes under it, so checking would
-only cost a read of every source file at each import.
+version that wrote it, so the bundle is compiled by an interpreter of the runtime's version: the build
+interpreter or `python3.14` on PATH when at hand, else pyodide's CPython 3.14 (WebAssembly, pinned in
+package.json) under node, with `compile_pyc.js`; a .pyc depends on the minor version only, not on the
+platform. The byte code is hash-based and never checked against its source: the asset never changes
+under it, so checking would only cost a read of every source file at each import.
 """
 
 import hashlib
@@ -41,9 +42,15 @@ def matching_interpreter(version: str = LAMBDA_PYTHON_VERSION) -> str | None:
     return shutil.which(f"python{version}")
 
 
-def compile_bytecode(directory: str | Path, interpreter: str) -> None:
-    """Write byte code for every module under `directory`, as `interpreter`'s version reads it."""
-    command = [interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+def compile_bytecode(directory: str | Path, interpreter: str | None) -> None:
+    """Write byte code for every module under `directory`, as the runtime's version reads it.
+
+    With `interpreter` (a native Python of that version), or with pyodide under node when it is None.
+    """
+    if interpreter is None:
+        command = ["node", str(REPO_ROOT / "infra" / "compile_pyc.js"), LAMBDA_PYTHON_VERSION]
+    else:
+        command = [interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
     result = subprocess.run([*command, str(directory)], capture_output=True, text=True, check=False)  # noqa: S603
     if result.returncode != 0:
         raise RuntimeError(f"could not compile the Lambda bundle:\n{result.stdout}{result.stderr}")
@@ -86,16 +93,15 @@ class PipBundling:
         if result.returncode != 0:
             raise RuntimeError(f"pip could not bundle the Lambda dependencies:\n{result.stderr}")
         copy_package(output_dir)
-        interpreter = matching_interpreter()
-        if interpreter is not None:
-            compile_bytecode(output_dir, interpreter)
+        compile_bytecode(output_dir, matching_interpreter())
         return True
 
 
 def source_hash() -> str:
     """Hash of the asset's inputs: the requirements, every file of the package and the pip target."""
     digest = hashlib.sha256()
-    compiled = "bytecode" if matching_interpreter() else "source"
+    # Either compiler's byte code is valid; the files differ (paths in the code objects), so does the hash.
+    compiled = "bytecode" if matching_interpreter() else "bytecode-pyodide"
     digest.update(" ".join((*PIP_PLATFORMS, LAMBDA_PYTHON_VERSION, compiled)).encode())
     files = [REPO_ROOT / REQUIREMENTS]
     files += sorted(

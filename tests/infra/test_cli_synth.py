@@ -17,6 +17,10 @@ from lambdas import config
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("infra-cli"), pytest.mark.timeout(600)]
 
 EM_AARCH64 = 183  # ELF e_machine of 64-bit ARM
+# CPython 3.14's importlib.util.MAGIC_NUMBER (3627), as pyodide's 3.14.2 reports it; fixed for the whole
+# minor series from its first release candidate, so Lambda's python3.14 expects the same.
+MAGIC_3_14 = (3627).to_bytes(2, "little") + b"\r\n"
+UNCHECKED_HASH = 0b01  # the .pyc flags word: hash-based, source never checked
 
 
 def _cli_environment() -> dict[str, str]:
@@ -63,6 +67,17 @@ def _elf_machine(path: Path) -> int:
     return int.from_bytes(header[18:20], "little")
 
 
+def _assert_compiled_for_3_14(package: Path) -> None:
+    sources = list(package.rglob("*.py"))
+    assert sources, f"no modules under {package}"
+    for source in sources:
+        cached = source.parent / "__pycache__" / f"{source.stem}.cpython-314.pyc"
+        assert cached.is_file(), f"no python3.14 byte code for {source.relative_to(package.parent)}"
+        header = cached.read_bytes()[:8]
+        assert header[:4] == MAGIC_3_14, f"{cached.name} was written by another Python: {header[:4]!r}"
+        assert int.from_bytes(header[4:8], "little") == UNCHECKED_HASH
+
+
 def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> None:
     # One test on purpose: the synth takes most of a minute, so everything is checked on one assembly.
     _synth(tmp_path)
@@ -76,7 +91,6 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
     # The handlers, and nothing of the repository that is not function code.
     for entry_point in ("api", "worker", "dead_letter", "recovery"):
         assert (asset / "lambdas" / "handlers" / f"{entry_point}.py").is_file()
-    assert not list((asset / "lambdas").rglob("__pycache__"))
     assert not (asset / "tests").exists()
     assert not (asset / "infra").exists()
 
@@ -90,3 +104,8 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
     pillow = list((asset / "PIL").glob("_imaging*.so"))
     assert pillow
     assert all(_elf_machine(library) == EM_AARCH64 for library in pillow)
+
+    # Byte code for python3.14 ships, for our package and its dependencies: without it every cold start
+    # compiles them (docs/performance.md); this machine has no python3.14, so pyodide wrote it.
+    for package in ("lambdas", "aws_lambda_powertools", "pydantic", "botocore"):
+        _assert_compiled_for_3_14(asset / package)

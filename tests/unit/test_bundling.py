@@ -16,7 +16,7 @@ def test_the_build_interpreter_compiles_when_its_version_is_the_runtimes(monkeyp
     assert bundling.matching_interpreter(here) == sys.executable
 
 
-def test_another_version_is_looked_up_on_path_and_none_means_source_only(monkeypatch, tmp_path):
+def test_another_version_is_looked_up_on_path_and_none_means_pyodide_compiles(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert bundling.matching_interpreter("3.99") is None
     fake = tmp_path / "python3.99"
@@ -41,3 +41,16 @@ def test_a_module_that_does_not_compile_fails_the_bundle(tmp_path: Path):
     (tmp_path / "broken.py").write_text("def (:\n")
     with pytest.raises(RuntimeError, match="could not compile"):
         bundling.compile_bytecode(tmp_path, sys.executable)
+
+
+def test_without_a_native_python_of_the_runtimes_version_pyodide_writes_its_byte_code(tmp_path: Path):
+    (tmp_path / "probe.py").write_text("VALUE = 1\n")
+    bundling.compile_bytecode(tmp_path, None)
+    version = bundling.LAMBDA_PYTHON_VERSION.replace(".", "")
+    assert [p.name for p in (tmp_path / "__pycache__").iterdir()] == [f"probe.cpython-{version}.pyc"]
+
+
+def test_a_module_that_pyodide_cannot_compile_fails_the_bundle(tmp_path: Path):
+    (tmp_path / "broken.py").write_text("def (:\n")
+    with pytest.raises(RuntimeError, match="could not compile"):
+        bundling.compile_bytecode(tmp_path, None)
