@@ -38,8 +38,7 @@ class DeliveryLog:
 
     def record(self, attempt: DeliveryAttempt) -> None:
         """Write the attempt's line now, on its own."""
-        entry = self.entry(attempt)
-        client("dynamodb").put_item(TableName=entry.table, Item=entry.item)
+        self.entry(attempt).write_alone()
 
     def entry(self, attempt: DeliveryAttempt) -> Put:
         """The attempt's line as a put, to commit with the attempt's outcome."""
