@@ -61,7 +61,10 @@ class Receiver:
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # serve_forever checks for shutdown every poll_interval: its default 0.5 s was each test's teardown.
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def __enter__(self) -> "Receiver":
         self._thread.start()
