@@ -141,6 +141,9 @@ def test_idempotency_key_with_a_different_body_is_409(pipeline: Pipeline) -> Non
 
     assert response.status == 409
     assert response.body["error"]["code"] == "idempotency_conflict"
+    assert response.body["error"]["message"] == (
+        "this Idempotency-Key was already used with a different request body"
+    )
     assert len(queued_bodies(pipeline)) == 1
 
 

@@ -1,5 +1,5 @@
 """An `Idempotency-Key` replay is recognised by what the body says, not how its JSON is laid out; an
-unknown type's refusal lists the types there are.
+unknown type's refusal lists the types there are; a job's payload reads back as it was submitted.
 
 Found by `make mutate` (mutants of `submit` no test failed on). Each test was first run against the
 one-line break its docstring names, seen to fail, then restored.
@@ -43,3 +43,14 @@ def test_an_unknown_type_is_refused_with_the_types_that_exist(pipeline: Pipeline
     known = ", ".join(t.name for t in registry.public_types())
     assert known
     assert response.body["error"]["message"] == f"unknown job type 'no_such_type'; known types: {known}"
+
+
+def test_a_jobs_payload_reads_back_without_the_optional_fields_the_caller_left_out(
+    pipeline: Pipeline,
+) -> None:
+    """Broken line: `_validated_payload`'s `model_dump(..., exclude_none=True)` as `exclude_none=False`."""
+    payload = {"to": ["ada@example.com"], "subject": "Invoice", "text": "Attached."}
+
+    job = pipeline.job(pipeline.submit("send_email", payload))
+
+    assert job["payload"] == payload
