@@ -287,6 +287,21 @@ def _race(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
+def _delivery_attempt(child: str, endpoint: int, attempt: int) -> DeliveryAttempt:
+    """Attempt 1 of `_fan_out`'s child on endpoint `ep<endpoint>` got a 500, any later one a 200."""
+    return DeliveryAttempt(
+        fanout_id="fan",
+        delivery_id=child,
+        endpoint_id=f"ep{endpoint}",
+        event_type="e",
+        attempt=attempt,
+        attempted_at=f"2026-01-01T00:00:0{attempt}.000Z",
+        outcome=DeliveryOutcome.RETRY if attempt == 1 else DeliveryOutcome.DELIVERED,
+        latency_ms=5,
+        http_status=500 if attempt == 1 else 200,
+    )
+
+
 def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
     pipeline: Pipeline, store: JobStore
 ) -> None:
@@ -294,19 +309,7 @@ def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
     _, children = _fan_out(store, 3)
     for n, child in enumerate(children):
         for attempt in (1, 2):
-            log.record(
-                DeliveryAttempt(
-                    fanout_id="fan",
-                    delivery_id=child,
-                    endpoint_id=f"ep{n}",
-                    event_type="e",
-                    attempt=attempt,
-                    attempted_at=f"2026-01-01T00:00:0{attempt}.000Z",
-                    outcome=DeliveryOutcome.RETRY if attempt == 1 else DeliveryOutcome.DELIVERED,
-                    latency_ms=5,
-                    http_status=500 if attempt == 1 else 200,
-                )
-            )
+            log.record(_delivery_attempt(child, n, attempt))
 
     every = _all_pages(
         lambda cursor: operations.list_deliveries(store, log, ALICE, "fan", limit=4, cursor=cursor),

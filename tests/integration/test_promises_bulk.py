@@ -1,6 +1,7 @@
 """A resumed bulk action, after a crash or out of time, continues after the last page it did even when
 that page's jobs are still in the listed state (skipped ones), so none is counted or acted on twice;
-a job that moved before the action reached it counts as skipped.
+a job that moved before the action reached it counts as skipped; a run stops for time only with less
+than RESERVE_MS left; the bulk job records the operator key that started it as its owner.
 
 Found by `make mutate` (mutants of `bulk.run_bulk` and `bulk._apply` no test failed on: the existing
 resume test only has jobs that leave the listed state, so starting over lists the same remainder).
@@ -123,3 +124,33 @@ def test_a_job_that_enters_the_status_after_the_bulk_action_started_is_not_match
 
     assert result == {"action": "retry", "matched": 2, "applied": 2, "skipped": 0, "finished": True}
     assert [j.status for j in store.get_many([*early, "late"])] == [JobStatus.PENDING] * 2 + [JobStatus.DEAD]
+
+
+@pytest.mark.parametrize(("left", "stops"), [(bulk.RESERVE_MS, False), (bulk.RESERVE_MS - 1, True)])
+def test_a_bulk_action_hands_on_only_with_less_than_its_reserve_left(
+    pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, left: int, stops: bool
+) -> None:
+    """Broken line: `run_bulk`'s `remaining_ms() < RESERVE_MS` as `<=` (it hands on with exactly the
+    reserve left, a delivery it did not need)."""
+    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
+    queue = JobQueue(pipeline.queue_url)
+    _dead_jobs(store, 3)
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
+    claimed = store.claim(job.job_id, 60)
+
+    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: left, job.payload)
+
+    assert isinstance(result, ContinueLater) is stops
+    counts = result.result if isinstance(result, ContinueLater) else result
+    assert (counts["matched"], counts["applied"]) == ((2, 2) if stops else (3, 3))
+
+
+def test_a_bulk_job_records_the_operator_key_that_started_it(pipeline: Pipeline, store: JobStore) -> None:
+    """Every job records its owner, the key that submitted it (docs/design.md). Broken line:
+    `start_bulk`'s `owner=caller.owner` as `owner=None`."""
+    job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
+
+    stored = store.get(job.job_id)
+    assert stored is not None
+    assert stored.owner == OPERATOR.owner
