@@ -8,6 +8,7 @@ import pytest
 from lambdas import config
 from lambdas.lifecycle import stats
 from lambdas.models.job import JobStatus
+from lambdas.store.jobs import JobStore
 from tests.support.calls import record_params
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
@@ -108,3 +109,25 @@ def test_stats_are_bounded_queries_never_a_scan(pipeline: Pipeline) -> None:
     assert queries
     shards = int(pipeline.env[config.ENV_STATUS_SHARDS])
     assert all(query["Limit"] <= -(-stats.COUNT_CAP // shards) for query in queries)
+
+
+def test_a_count_under_its_bound_is_exact_when_a_shard_holds_several_jobs(pipeline: Pipeline) -> None:
+    """Broken line: `_share` (store/gauges.py) as `max(1, +(-cap // shards))` (one entry per shard)."""
+    # one job more than there are shards: some shard holds two of them
+    jobs = int(pipeline.env[config.ENV_STATUS_SHARDS]) + 1
+    for _ in range(jobs):
+        pipeline.submit("test_echo", {}, api_key_id=ALPHA)
+
+    document = stats_of(pipeline, ALPHA)
+
+    assert document["statuses"]["pending"] == {"count": jobs, "more": False}
+    assert document["types"]["test_echo"] == {"count": jobs, "more": False}
+
+
+def test_a_caller_counts_only_its_own_running_jobs(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: `_params`'s (store/gauges.py) owner filter on the attribute `OWNER`."""
+    # Running jobs are listed by status alone (a claim cannot write the owner's key): the owner is a filter.
+    for key in (ALPHA, BETA, BETA):
+        store.claim(pipeline.submit("test_echo", {}, api_key_id=key), lease_seconds=60)
+
+    assert counts(stats_of(pipeline, ALPHA), "statuses") == {"processing": 1}

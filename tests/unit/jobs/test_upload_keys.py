@@ -21,6 +21,10 @@ from lambdas.store.uploads import is_upload_key, new_upload_key, result_key, saf
         ("", "file"),
         ("фото.png", "_.png"),
         ("a" * 300 + ".jpeg", "a" * 95 + ".jpeg"),
+        # only leading dots go: a name that starts with a letter keeps it
+        ("Xmas.txt", "Xmas.txt"),
+        # too long and no extension: cut to fit, with nothing appended
+        ("a" * 150, "a" * 99),
     ],
 )
 def test_safe_filename(given, safe):

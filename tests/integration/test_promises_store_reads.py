@@ -1,0 +1,51 @@
+"""What the store's readers hand back: the delivery log's lines and an upload's stored metadata.
+
+Each test was first run against the one-line break its docstring names, seen to fail, then restored.
+"""
+
+import requests
+
+from lambdas import config
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
+from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.uploads import Uploads
+from tests.support.pipeline import Pipeline
+
+
+def _attempt(fanout_id: str, attempted_at: str) -> DeliveryAttempt:
+    return DeliveryAttempt(
+        fanout_id=fanout_id,
+        delivery_id=f"{fanout_id}-delivery",
+        endpoint_id="ep-shared",
+        event_type="invoice.paid",
+        attempt=1,
+        attempted_at=attempted_at,
+        outcome=DeliveryOutcome.DELIVERED,
+        latency_ms=12,
+        http_status=200,
+    )
+
+
+def test_an_endpoints_attempts_across_fan_outs_each_name_their_fan_out(pipeline: Pipeline) -> None:
+    """Broken line: `_from_item`'s (store/deliveries.py) `fanout_id=item[schema.DELIVERIES_PK]` as
+    `fanout_id=None`."""
+    log = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE])
+    older = _attempt("fan-a", "2026-11-30T10:00:00.000Z")
+    newer = _attempt("fan-b", "2026-11-30T10:05:00.000Z")
+    log.record(older)
+    log.record(newer)
+
+    assert log.for_endpoint("ep-shared") == [newer, older]
+
+
+def test_head_reports_the_size_and_content_type_the_client_uploaded(pipeline: Pipeline) -> None:
+    """Broken line: `Uploads.head`'s (store/uploads.py) `content_type=response.get("ContentType")` as
+    `content_type=None`."""
+    uploads = Uploads(pipeline.env[config.ENV_UPLOADS_BUCKET])
+    ticket = uploads.presign_put("notes.txt", "text/plain")
+    sent = requests.put(ticket.url, data=b"twelve bytes", headers=ticket.headers, timeout=10)
+    assert sent.status_code == 200
+
+    stored = uploads.head(ticket.key)
+
+    assert (stored.size, stored.content_type) == (12, "text/plain")
