@@ -63,7 +63,12 @@ def test_retry_waits_the_computed_delay_then_succeeds(client: Client) -> None:
     logs = [e for e in client.local("logs") if e.get("jobId") == job_id]
     (scheduled,) = [e for e in logs if "delaySeconds" in e]
     retried = next(
-        e for e in logs if e.get("event") == "job_transition" and e["to"] == "pending" and e["attempt"] == 1
+        e
+        for e in logs
+        if e.get("event") == "job_transition"
+        and e["from"] == "processing"
+        and e["to"] == "pending"
+        and e["attempt"] == 1
     )
     second = next(e for e in logs if e.get("event") == "job_transition" and e["attempt"] == 2)
     gap = second["time"] - retried["time"]
