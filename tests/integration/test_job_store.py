@@ -110,6 +110,8 @@ def test_children_left_unprocessed_by_dynamodb_are_written_on_a_later_round(
 
 
 def test_a_batch_that_dynamodb_keeps_refusing_fails_after_bounded_rounds(pipeline: Pipeline) -> None:
+    """The error's text says why: a fan-out's worker stores it as the job's `lastError`. Broken line:
+    `_until_processed`'s (store/batches.py) `raise UnprocessedError(f"...")` as `UnprocessedError(None)`."""
     sleeps: list[float] = []
 
     sent: list[dict[str, Any]] = []
@@ -125,7 +127,8 @@ def test_a_batch_that_dynamodb_keeps_refusing_fails_after_bounded_rounds(pipelin
     events.register("after-call.dynamodb.BatchWriteItem", refuse_everything)
     item = {"jobId": {"S": "x"}}
 
-    with pytest.raises(batches.UnprocessedError):
+    left = f"DynamoDB left part of a batch unprocessed after {batches.MAX_ROUNDS} rounds"
+    with pytest.raises(batches.UnprocessedError, match=f"^{left}$"):
         batches.put_all(clients.client("dynamodb"), pipeline.table, [item], sleep=sleeps.append)
 
     assert len(sleeps) == batches.MAX_ROUNDS - 1

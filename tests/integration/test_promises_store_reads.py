@@ -1,15 +1,20 @@
-"""What the store's readers hand back: the delivery log's lines and an upload's stored metadata.
+"""What the store's readers hand back: the delivery log's lines, an upload's stored metadata, a job.
 
 Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 """
+
+from typing import Any
 
 import requests
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
+from lambdas.models.job import JobStatus, NewJob
+from lambdas.store import clients
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.uploads import Uploads
 from tests.support.pipeline import Pipeline
+from tests.support.stores import store_from_env
 
 
 def _attempt(fanout_id: str, attempted_at: str) -> DeliveryAttempt:
@@ -49,3 +54,29 @@ def test_head_reports_the_size_and_content_type_the_client_uploaded(pipeline: Pi
     stored = uploads.head(ticket.key)
 
     assert (stored.size, stored.content_type) == (12, "text/plain")
+
+
+def test_a_job_read_right_after_its_write_sees_it_though_replicas_lag(pipeline: Pipeline) -> None:
+    """An eventually consistent read may miss a write that just completed (DynamoDB's documented
+    model); moto's reads never lag, so here every read that does not ask for consistency finds nothing.
+    Broken line: `JobTable.get`'s (store/job_table.py) `ConsistentRead=True` dropped."""
+    asked: list[bool] = []
+
+    def note_consistency(params: dict[str, Any], **_: Any) -> None:
+        asked.append(params.get("ConsistentRead") is True)
+
+    def lag_unless_consistent(parsed: dict[str, Any], **_: Any) -> None:
+        if not asked[-1]:
+            parsed.pop("Item", None)
+
+    events = clients.client("dynamodb").meta.events
+    events.register("provide-client-params.dynamodb.GetItem", note_consistency)
+    events.register("after-call.dynamodb.GetItem", lag_unless_consistent)
+    store = store_from_env(pipeline.env)
+    store.put_new(NewJob(job_id="j", job_type="echo", payload={}, max_attempts=3, owner="o"))
+
+    job = store.get("j")
+
+    assert job is not None
+    assert job.status is JobStatus.PENDING
+    assert asked == [True]
