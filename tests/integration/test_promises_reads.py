@@ -135,3 +135,20 @@ def test_a_query_page_the_filter_empties_moves_the_shard_on(pipeline: Pipeline, 
     )
 
     assert [j.job_id for j in page.jobs] == ["old"]
+
+
+def test_the_operators_list_of_one_type_holds_every_owners_jobs_of_that_type_only(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken line: `list_query`'s operator `ListQuery(schema.CREATED_INDEX, ..., job_type, ...)` with
+    `None` for `job_type` (the operator's unfiltered list came back whole)."""
+    for job_id, job_type, owner in (
+        ("a1", "echo", ALICE.owner),
+        ("a2", "other", ALICE.owner),
+        ("b1", "other", "b"),
+    ):
+        store.put_new(NewJob(job_id=job_id, job_type=job_type, payload={}, max_attempts=1, owner=owner))
+
+    page = operations.list_jobs(store, OPERATOR, status=None, job_type="other", limit=10, cursor=None)
+
+    assert sorted(j.job_id for j in page.jobs) == ["a2", "b1"]

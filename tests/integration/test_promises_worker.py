@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import JobContext, JobType
+from lambdas.jobs.base import ContinueLater, JobContext, JobType
 from lambdas.store import clients
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
@@ -181,3 +181,21 @@ def test_the_dead_job_metric_the_alarm_watches_is_emitted_once_per_dead_job(
     emitted = _emitted(capsys.readouterr().out, config.METRIC_DEAD)
     assert [(namespace, dimensions) for namespace, dimensions, _ in emitted] == [watched] * len(emitted)
     assert sum(value for _, _, value in emitted) == 1
+
+
+def _continues(payload: _Nothing, context: JobContext) -> ContinueLater:
+    return ContinueLater({"step": 1})
+
+
+def test_a_job_that_continues_keeps_its_own_message_and_no_other(pipeline: Pipeline) -> None:
+    """An identifier that names no message of the batch fails the whole batch: the others' messages
+    would come back too. Broken line: `_continue`'s `MessageResult(message.message_id, ...)` with `None`."""
+    registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
+    continuing = pipeline.submit("test_continues_in_batch", {})
+    pipeline.submit("test_echo", {})
+    records = pipeline.receive(pipeline.queue_url)
+    (kept,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
+
+    assert pipeline.run_worker(records) == {"batchItemFailures": [{"itemIdentifier": kept}]}
+
+    assert [json.loads(r["body"])["jobId"] for r in pipeline.receive(pipeline.queue_url)] == [continuing]

@@ -1,6 +1,7 @@
 """Values a caller controls that must be refused: an offset cursor outside its list, a listing
-cursor's position past its bound, an upload key with `..` in it. Found by `make mutate`; each test
-was first run against the one-line break its docstring names, seen to fail, then restored."""
+cursor's position past its bound or its state not an object of shards, an upload key with `..` in
+it. Found by `make mutate`; each test was first run against the one-line break its docstring names,
+seen to fail, then restored."""
 
 import pytest
 
@@ -41,3 +42,11 @@ def test_a_cursor_naming_a_shard_the_list_does_not_have_says_so() -> None:
     """Broken line: `shard_positions`' `InvalidCursorError("the cursor names a shard ...")` as `(None)`."""
     with pytest.raises(InvalidCursorError, match=r"^the cursor names a shard this list does not have$"):
         paging.shard_positions({"2": paging.END}, shards=2, numeric=True)
+
+
+@pytest.mark.parametrize("state", [[["x", "job"]], "end", 3])
+def test_a_listing_cursor_whose_state_is_not_an_object_of_shards_is_called_malformed(state: object) -> None:
+    """Broken line: `shard_positions`' `InvalidCursorError("the cursor is malformed")` as
+    `("XXthe cursor is malformedXX")` (the text is the 400's `error.message`)."""
+    with pytest.raises(InvalidCursorError, match=r"^the cursor is malformed$"):
+        paging.shard_positions(state, shards=2, numeric=True)
