@@ -24,7 +24,7 @@ def test_an_ended_attempts_history_says_when_it_started_and_when_it_ended(
 ) -> None:
     """Broken lines: `history_entry`'s (store/codec.py) `"startedAt": started_at or iso_time(ended)` as
     `started_at and iso_time(ended)` (the start reads as the end), and `"endedAt"` as `"ENDEDAT"` (no
-    end time read back)."""
+    end time read back); `_history`'s `ended_at=entry.get("endedAt")` dropped or misnamed."""
     _new(store, "j", "o")
     claimed = store.claim("j", LEASE)
     started = iso_time(clock.now)

@@ -5,13 +5,18 @@ Each test was first run against the one-line break its docstring names, seen to 
 
 from typing import Any
 
+import boto3
+import pytest
 import requests
 
 from lambdas import config
+from lambdas.models.api import status_time
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
-from lambdas.models.job import JobStatus, NewJob
-from lambdas.store import clients
+from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.store import clients, codec, schema
 from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.errors import NotClaimableError
+from lambdas.store.jobs import JobStore
 from lambdas.store.uploads import Uploads
 from tests.support.pipeline import Pipeline
 from tests.support.stores import store_from_env
@@ -80,3 +85,42 @@ def test_a_job_read_right_after_its_write_sees_it_though_replicas_lag(pipeline: 
     assert job is not None
     assert job.status is JobStatus.PENDING
     assert asked == [True]
+
+
+def test_a_dead_job_read_back_says_whether_its_alert_was_sent(pipeline: Pipeline) -> None:
+    """The worker drops a duplicate message for an alerted dead job instead of forwarding it to the
+    dead-letter queue again; it reads `alerted` from the claim's refusal. Broken line: `job_from_values`'
+    (store/codec.py) `alerted=ALERTED_AT in raw` dropped (never alerted)."""
+    store = store_from_env(pipeline.env)
+    store.put_new(NewJob(job_id="j", job_type="echo", payload={}, max_attempts=1, owner="o"))
+    store.fail(store.claim("j", 60), "boom")
+    assert not _read(store, "j").alerted
+
+    store.mark_alerted("j")
+
+    assert _read(store, "j").alerted
+    with pytest.raises(NotClaimableError) as refused:
+        store.claim("j", 60)
+    assert refused.value.job is not None
+    assert refused.value.job.alerted
+
+
+def test_a_job_stored_without_a_status_time_reports_its_last_update_instead(pipeline: Pipeline) -> None:
+    """An item written before `statusAt` existed. Broken line: `job_from_values`' (store/codec.py)
+    `int(raw.get(schema.STATUS_AT, 0))` with the default 1 (the API would say the status was entered
+    in 1970)."""
+    store = store_from_env(pipeline.env)
+    store.put_new(NewJob(job_id="j", job_type="echo", payload={}, max_attempts=1, owner="o"))
+    boto3.client("dynamodb").update_item(
+        TableName=pipeline.table, Key=codec.key("j"), UpdateExpression=f"REMOVE {schema.STATUS_AT}"
+    )
+
+    job = _read(store, "j")
+
+    assert status_time(job) == job.updated_at
+
+
+def _read(store: JobStore, job_id: str) -> Job:
+    job = store.get(job_id)
+    assert job is not None
+    return job
