@@ -14,6 +14,7 @@ from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
+from tests.support.transitions import log_lines  # noqa: F401 - a fixture: the transition tests read the log
 
 HANDLERS = (
     "lambdas.handlers.api.handler",

@@ -8,46 +8,16 @@ Found by `make mutate` (mutants of `Worker.process`, `_succeed`, `_retry`, `_con
 one-line break its docstring names, seen to fail, then restored.
 """
 
-import io
-import json
-import logging
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import pytest
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.observability import logger
 from lambdas.store.jobs import JobStore
 from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
-
-Lines = Callable[[], list[dict[str, Any]]]
-
-
-@pytest.fixture
-def log_lines() -> Iterator[Lines]:
-    """The JSON lines the functions log from now on, formatted as Lambda writes them."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logger.registered_formatter)
-    level = logger.log_level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    logger.removeHandler(handler)
-    logger.setLevel(level)
-
-
-def _transitions(lines: list[dict[str, Any]], job_id: str) -> list[tuple[Any, ...]]:
-    return [
-        tuple(line.get(k) for k in ("message", "jobType", "from", "to", "attempt", "error"))
-        for line in lines
-        if line.get("event") == "job_transition" and line["message"].startswith(f"job {job_id} ")
-    ]
 
 
 def test_a_retried_job_logs_each_state_it_left_and_entered(pipeline: Pipeline, log_lines: Lines) -> None:
@@ -60,7 +30,7 @@ def test_a_retried_job_logs_each_state_it_left_and_entered(pipeline: Pipeline, l
 
     pipeline.run_worker()
 
-    assert _transitions(log_lines(), job_id) == [
+    assert transitions(log_lines(), job_id) == [
         (f"job {job_id} new -> pending", "test_flaky", "new", "pending", 0, None),
         (f"job {job_id} pending -> processing", "test_flaky", "pending", "processing", 1, None),
         (
@@ -100,7 +70,7 @@ def test_a_job_that_continues_logs_that_it_continues(pipeline: Pipeline, log_lin
 
     pipeline.run_worker()
 
-    assert _transitions(log_lines(), job_id)[-1] == (
+    assert transitions(log_lines(), job_id)[-1] == (
         f"job {job_id} processing -> pending",
         "test_continues_logged",
         "processing",
@@ -127,7 +97,7 @@ def test_a_job_goes_dead_in_one_logged_transition_from_the_state_it_really_left(
     pipeline.run_dead_letter()
 
     lines = log_lines()
-    assert [t for t in _transitions(lines, killed) if t[3] == "dead"] == [
+    assert [t for t in transitions(lines, killed) if t[3] == "dead"] == [
         (
             f"job {killed} processing -> dead",
             "test_permanent",
@@ -137,5 +107,5 @@ def test_a_job_goes_dead_in_one_logged_transition_from_the_state_it_really_left(
             "input can never succeed: x",
         )
     ]
-    [(message, _, left, entered, attempt, _)] = [t for t in _transitions(lines, crashed) if t[3] == "dead"]
+    [(message, _, left, entered, attempt, _)] = [t for t in transitions(lines, crashed) if t[3] == "dead"]
     assert (message, left, entered, attempt) == (f"job {crashed} processing -> dead", "processing", "dead", 1)
