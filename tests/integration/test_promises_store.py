@@ -20,6 +20,7 @@ from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -95,9 +96,12 @@ def parent_with_children(pipeline: Pipeline, store: JobStore) -> Any:
     return make
 
 
-def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_with_children: Any) -> None:
-    """Broken line: `children._NOT_LAST` as `f"attribute_exists({schema.JOBS_PK})"` (before the last child
-    learned it from its transaction: `Worker._dead`'s `self._settle_parent(job)` removed)."""
+def test_a_parent_finishes_when_its_last_child_dies(
+    pipeline: Pipeline, parent_with_children: Any, log_lines: Lines
+) -> None:
+    """Broken lines: `children._NOT_LAST` as `f"attribute_exists({schema.JOBS_PK})"` (before the last child
+    learned it from its transaction: `Worker._dead`'s `self._settle_parent(job)` removed); the parent's
+    `waiting -> done` line logged without its job type (`worker._log_finished_parent`)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
     assert pipeline.job(parent_id)["status"] == "waiting"
@@ -111,6 +115,14 @@ def test_a_parent_finishes_when_its_last_child_dies(pipeline: Pipeline, parent_w
     assert job["status"] == "done"  # at once, not at the next recovery sweep
     assert job["children"] == {"total": 2, "pending": 0, "delivered": 1, "failed": 1, "cancelled": 0}
     assert job["result"] == {"handedOver": 2}
+    assert transitions(log_lines(), parent_id)[-1] == (
+        f"job {parent_id} waiting -> done",
+        "test_hand_over",
+        "waiting",
+        "done",
+        1,
+        None,
+    )
 
 
 def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
