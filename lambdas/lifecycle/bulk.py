@@ -28,7 +28,7 @@ from lambdas.lifecycle.reads import list_query
 from lambdas.models.api import BulkAction, BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
-from lambdas.observability import logger
+from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
@@ -67,6 +67,7 @@ def start_bulk(
             owner=caller.owner,
         )
     )
+    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
         queue.send(job.job_id)
     except Exception:

@@ -17,6 +17,7 @@ from lambdas.store.queue import JobQueue
 from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
+from tests.support.transitions import Lines, transitions
 
 OPERATOR = Caller("key-operator", operator=True)
 
@@ -149,3 +150,15 @@ def test_bulk_is_the_operators_and_its_type_is_not_submittable(pipeline: Pipelin
         bulk.start_bulk(store, JobQueue(pipeline.queue_url), Caller("key-a"), "cancel", BulkRequest())
     response = pipeline.request("POST", "/jobs", {"type": "bulk_action", "payload": {}})
     assert (response.status, response.body["error"]["code"]) == (422, "unknown_job_type")
+
+
+def test_a_bulk_job_logs_its_new_to_pending_transition_like_any_submitted_job(
+    pipeline: Pipeline, store: JobStore, log_lines: Lines
+) -> None:
+    """docs/design.md says every state change is logged. Broken line: `start_bulk`'s
+    `log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)` removed."""
+    job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
+
+    assert transitions(log_lines(), job.job_id) == [
+        (f"job {job.job_id} new -> pending", bulk.BULK_TYPE, "new", "pending", 0, None)
+    ]
