@@ -187,15 +187,19 @@ def _continues(payload: _Nothing, context: JobContext) -> ContinueLater:
     return ContinueLater({"step": 1})
 
 
-def test_a_job_that_continues_keeps_its_own_message_and_no_other(pipeline: Pipeline) -> None:
-    """An identifier that names no message of the batch fails the whole batch: the others' messages
-    would come back too. Broken line: `_continue`'s `MessageResult(message.message_id, ...)` with `None`."""
+def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(pipeline: Pipeline) -> None:
+    """A continuation is a new message (its receive count starts again), the old one deleted, and the
+    other messages of the batch settle as they would. Seen to fail against `_continue` keeping its
+    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18)."""
     registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
     continuing = pipeline.submit("test_continues_in_batch", {})
     pipeline.submit("test_echo", {})
     records = pipeline.receive(pipeline.queue_url)
-    (kept,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
+    (old,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
 
-    assert pipeline.run_worker(records) == {"batchItemFailures": [{"itemIdentifier": kept}]}
+    assert pipeline.run_worker(records) == {"batchItemFailures": []}
 
-    assert [json.loads(r["body"])["jobId"] for r in pipeline.receive(pipeline.queue_url)] == [continuing]
+    (fresh,) = pipeline.receive(pipeline.queue_url)
+    assert json.loads(fresh["body"])["jobId"] == continuing
+    assert fresh["messageId"] != old
+    assert fresh["attributes"]["ApproximateReceiveCount"] == "1"
