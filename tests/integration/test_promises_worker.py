@@ -15,7 +15,7 @@ from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
 from lambdas.store import clients
-from tests.support.pipeline import Pipeline
+from tests.support.pipeline import Pipeline, fail_sends
 from tests.support.stores import Clock
 
 pytestmark = pytest.mark.usefixtures("test_types")
@@ -203,3 +203,19 @@ def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(p
     assert json.loads(fresh["body"])["jobId"] == continuing
     assert fresh["messageId"] != old
     assert fresh["attributes"]["ApproximateReceiveCount"] == "1"
+
+
+def test_a_continuation_whose_send_fails_keeps_its_own_message(pipeline: Pipeline) -> None:
+    """Nothing lost when the fresh message cannot be sent: the old one is made visible again and kept
+    (reported failed). Seen to fail (the batch reported clean, the job pending with no message) with
+    `_continue`'s fallback returning `Outcome.CONTINUED`."""
+    registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
+    continuing = pipeline.submit("test_continues_in_batch", {})
+    (record,) = pipeline.receive(pipeline.queue_url)
+    fail_sends()
+
+    assert pipeline.run_worker([record]) == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
+
+    clients.reset()
+    (again,) = pipeline.receive(pipeline.queue_url)  # visible at once
+    assert (again["messageId"], json.loads(again["body"])["jobId"]) == (record["messageId"], continuing)
