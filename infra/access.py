@@ -91,10 +91,11 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.SENDER_IDENTITY: ("ses:SendEmail",),
         **_EVERY_FUNCTION,
     },
-    # mark dead (UpdateItem, with a parent in a transaction), read the job (GetItem), claim and record the
-    # alert (UpdateItem); publishing to an encrypted topic needs a data key from the topic's key.
+    # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read
+    # a finished fan-out's children for its alert (BatchGetItem), claim and record the alert (UpdateItem);
+    # publishing to an encrypted topic needs a data key from the topic's key.
     "dead_letter": {
-        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+        Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
         Resource.DEAD_LETTER_QUEUE: _POLLED,
         Resource.ALERTS_TOPIC: ("sns:Publish",),
         Resource.ALERTS_KEY: ("kms:Decrypt", "kms:GenerateDataKey"),

@@ -23,7 +23,8 @@ _processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_fail
 
 
 class AlertPendingError(Exception):
-    """Another consumer holds this job's alert claim; the letter returns when the claim is settled."""
+    """The alert cannot be settled yet (another consumer holds its claim, or the fan-out it belongs
+    to is still running); the letter returns after the queue's visibility timeout."""
 
 
 @cache
@@ -47,6 +48,9 @@ def _handle(record: SQSRecord) -> Verdict:
         raise
     if verdict is Verdict.ALERT_PENDING:
         logger.info("alert claimed by another consumer; the letter stays on the queue")
+        raise AlertPendingError(letter.message_id)
+    if verdict is Verdict.FANOUT_PENDING:
+        logger.info("a dead delivery of a running fan-out; the letter stays until the fan-out finishes")
         raise AlertPendingError(letter.message_id)
     if verdict in (Verdict.ALERTED, Verdict.POISON):
         metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1)

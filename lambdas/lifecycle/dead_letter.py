@@ -10,10 +10,21 @@ write that holds for `ALERT_LEASE_SECONDS`. A second consumer that finds the cla
 letter on the queue (`Verdict.ALERT_PENDING`): by the time SQS delivers it again the alert is either
 marked sent, or its claim has expired because the holder crashed before publishing, and this one
 publishes instead. An alert may so be repeated after a crash, never lost.
+
+Letters are fenced, because one can arrive long after its job moved on (a redelivered copy, or a
+letter kept while SNS was failing, for up to the DLQ's retention): a letter the worker forwarded names
+the attempt that died (`attemptTotal`) and only ever alerts for that death, never changing the job; a
+redriven message kills the job only if no caller retried it since the message was sent (its
+`SentTimestamp` against the job's `reopenedAt`). A letter about a job that has moved on is dropped.
+
+A fan-out's children alert as one: a dead delivery's letter waits on the queue until its fan-out has
+finished, then the first one raises the fan-out's single alert (its counts and first dead deliveries,
+claimed on the parent like any alert) and the others find it sent.
 """
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
@@ -27,6 +38,9 @@ _RAW_BODY_LIMIT = 4096
 # Longer than the dead_letter function's timeout (30 s), so a live holder never loses its claim, and
 # shorter than the dead-letter queue's visibility timeout, so a letter kept back finds it expired.
 ALERT_LEASE_SECONDS = 60
+# A fan-out's alert names this many of its dead deliveries (its counts say how many there are).
+FANOUT_ALERT_CHILDREN = 5
+_CHILD_PAGE = 100
 
 
 @dataclass(frozen=True)
@@ -35,12 +49,26 @@ class DeadLetter:
     body: str
     reason: str | None
     receive_count: int
+    attempt_total: int | None = None  # the attempt that died, when the worker forwarded the letter
+    sent_at: int | None = None  # epoch ms SQS first enqueued the message (kept across a redrive)
 
     @classmethod
     def from_record(cls, record: SQSRecord) -> "DeadLetter":
         reason = record.message_attributes["reason"]
-        count = int(record.attributes.approximate_receive_count)
-        return cls(record.message_id, record.body, reason.string_value if reason else None, count)
+        attempt = record.message_attributes["attemptTotal"]
+        sent = record.attributes.sent_timestamp
+        return cls(
+            record.message_id,
+            record.body,
+            reason.string_value if reason else None,
+            int(record.attributes.approximate_receive_count),
+            _number(attempt.string_value if attempt else None),
+            _number(sent),
+        )
+
+
+def _number(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None
 
 
 class Verdict(StrEnum):
@@ -50,6 +78,10 @@ class Verdict(StrEnum):
     # Another consumer holds the alert's claim: the letter stays on the queue until it is settled.
     ALERT_PENDING = "alert_pending"
     SUCCEEDED_EARLIER = "succeeded_earlier"  # the job is done: nothing lost, nothing to say
+    # The letter is about a past life of the job (retried since, or running again): dropped.
+    MOVED_ON = "moved_on"
+    # A dead delivery of a fan-out still running: the letter stays until the fan-out has finished.
+    FANOUT_PENDING = "fanout_pending"
 
 
 class DeadLetterConsumer:
@@ -66,39 +98,91 @@ class DeadLetterConsumer:
             job_id = parse_job_message(letter.body)
         except MalformedMessageError as error:
             return self._poison(letter, f"{reason}; {error}")
+        if letter.attempt_total is not None:
+            job = self._store.get(job_id)
+            if job is None:
+                return self._poison(letter, f"no job {job_id}")
+            # The worker wrote this death itself; the letter only asks for its alert.
+            if job.status is not JobStatus.DEAD or job.attempt_total != letter.attempt_total:
+                return _moved_on(job, letter)
+            return self._raise(job)
         before = self._store.get(job_id)
-        job = self._store.mark_dead(job_id, reason)
+        job = self._store.mark_dead(job_id, reason, letter.sent_at)
         if job is None:
             if before is None:
                 return self._poison(letter, f"no job {job_id}")
             logger.info("dead letter for a job that succeeded; ignored", jobId=job_id)
             return Verdict.SUCCEEDED_EARLIER
+        if job.status is not JobStatus.DEAD:
+            return _moved_on(job, letter)
         if before is not None and before.status is not JobStatus.DEAD:
             log_transition(
                 job.job_id, job.job_type, before.status, JobStatus.DEAD, job.attempts, job.last_error
             )
+        return self._raise(job)
+
+    def _raise(self, job: Job) -> Verdict:
+        """The alert for a dead job: its own, or its fan-out's when it is one of a fan-out's deliveries."""
+        parent = self._store.get(job.parent_id) if job.parent_id else None
+        if parent is not None and parent.children is not None:
+            return self._raise_fanout(job, parent)
         if job.alerted:
             return Verdict.ALREADY_ALERTED
-        return self._alert(job)
+        return self._alert(job, f"offload: job {job.job_type} {job.job_id} is dead", _job_alert(job))
 
-    def _alert(self, job: Job) -> Verdict:
-        claim = self._store.claim_alert(job.job_id, ALERT_LEASE_SECONDS)
+    def _raise_fanout(self, child: Job, parent: Job) -> Verdict:
+        if not parent.status.finished:
+            return Verdict.FANOUT_PENDING
+        if parent.alerted:
+            verdict = Verdict.ALREADY_ALERTED
+        else:
+            counts = parent.children
+            assert counts is not None
+            # SNS takes 100 characters of subject: the counts first, the type is in the message.
+            subject = f"offload: {counts.dead} of {counts.total} dead in fan-out {parent.job_id}"
+            verdict = self._alert(parent, subject, self._fanout_alert(parent))
+        if verdict in (Verdict.ALERTED, Verdict.ALREADY_ALERTED):
+            self._store.mark_alerted(child.job_id)  # its death is in its fan-out's alert
+        return verdict
+
+    def _fanout_alert(self, parent: Job) -> dict[str, Any]:
+        # Loaded here: `reads` brings the API's models (pydantic), which the function's import skips.
+        from lambdas.lifecycle.reads import child_ids
+
+        counts = parent.children
+        assert counts is not None
+        ids = child_ids(parent)
+        dead: list[Job] = []
+        for start in range(0, len(ids), _CHILD_PAGE):
+            page = self._store.get_many(ids[start : start + _CHILD_PAGE])
+            dead.extend(c for c in page if c.status is JobStatus.DEAD)
+            if len(dead) >= FANOUT_ALERT_CHILDREN:
+                break
+        return {
+            "jobId": parent.job_id,
+            "jobType": parent.job_type,
+            "status": parent.status.value,
+            "childrenTotal": counts.total,
+            "childrenDone": counts.done,
+            "childrenDead": counts.dead,
+            "childrenCancelled": counts.cancelled,
+            "deadChildren": [
+                {"jobId": c.job_id, "attempts": c.attempts, "lastError": c.last_error}
+                for c in sorted(dead, key=lambda c: ids.index(c.job_id))[:FANOUT_ALERT_CHILDREN]
+            ],
+        }
+
+    def _alert(self, job: Job, subject: str, message: dict[str, Any]) -> Verdict:
+        claim = self._store.claim_alert(job, ALERT_LEASE_SECONDS)
         if claim is AlertClaim.SENT:
             return Verdict.ALREADY_ALERTED
         if claim is AlertClaim.HELD:
             return Verdict.ALERT_PENDING
+        if claim is AlertClaim.MOVED:
+            logger.info("job moved on before its alert was claimed; no alert", jobId=job.job_id)
+            return Verdict.MOVED_ON
         try:
-            self._alerts.publish(
-                f"offload: job {job.job_type} {job.job_id} is dead",
-                {
-                    "jobId": job.job_id,
-                    "jobType": job.job_type,
-                    "attempts": job.attempts,
-                    "maxAttempts": job.max_attempts,
-                    "lastError": job.last_error,
-                    "parentId": job.parent_id,
-                },
-            )
+            self._alerts.publish(subject, message)
         except Exception:
             self._store.release_alert(job.job_id)
             raise
@@ -113,3 +197,25 @@ class DeadLetterConsumer:
             {"reason": reason, "messageId": letter.message_id, "rawBody": letter.body[:_RAW_BODY_LIMIT]},
         )
         return Verdict.POISON
+
+
+def _job_alert(job: Job) -> dict[str, Any]:
+    return {
+        "jobId": job.job_id,
+        "jobType": job.job_type,
+        "attempts": job.attempts,
+        "maxAttempts": job.max_attempts,
+        "lastError": job.last_error,
+        "parentId": job.parent_id,
+    }
+
+
+def _moved_on(job: Job, letter: DeadLetter) -> Verdict:
+    logger.info(
+        "dead letter about a past life of its job; dropped",
+        jobId=job.job_id,
+        status=job.status.value,
+        letterAttempt=letter.attempt_total,
+        attemptTotal=job.attempt_total,
+    )
+    return Verdict.MOVED_ON

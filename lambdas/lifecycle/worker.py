@@ -52,6 +52,7 @@ class Outcome(StrEnum):
     SUCCEEDED = "succeeded"
     WAITING = "waiting"  # handed to child jobs
     RETRIED = "retried"
+    CONTINUED = "continued"  # the job goes on in a fresh message (this one is deleted)
     DEAD = "dead"
     DUPLICATE = "duplicate"  # another worker holds the job, or it is already finished
     STALE = "stale"  # this attempt lost its lease; a newer attempt owns the job
@@ -194,7 +195,12 @@ class Worker:
     def _continue(
         self, message: QueueMessage, job: Job, later: ContinueLater, elapsed: float
     ) -> MessageResult:
-        """The job saved its progress and goes on in a fresh delivery, now, without spending an attempt."""
+        """The job saved its progress and goes on in a fresh message, now, without spending an attempt.
+
+        A fresh message, not this one again: SQS counts every receive of a message against the queue's
+        `maxReceiveCount`, so a job that continues more often than that would be redriven to the DLQ
+        (and killed) mid-way. This message is deleted (not reported failed). If the send fails, this
+        message is made visible again instead (it still counts; nothing is lost)."""
         try:
             self._store.continue_later(job, later.result)
         except StaleAttemptError:
@@ -202,8 +208,13 @@ class Worker:
         log_transition(
             job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
         )
-        self._queue.change_visibility(message.receipt_handle, 0)
-        return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
+        try:
+            self._queue.send(job.job_id)
+        except Exception:
+            logger.exception("SendMessage failed for a continuation; its message is delivered again")
+            self._queue.change_visibility(message.receipt_handle, 0)
+            return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
+        return MessageResult(message.message_id, Outcome.CONTINUED, job.job_type, elapsed)
 
     def _retry(
         self,
@@ -248,7 +259,7 @@ class Worker:
             return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
         _log_finished_parent(ended)
-        self._forward(message, {"reason": error, "jobId": job.job_id, "attempt": str(job.attempts)})
+        self._forward(message, _death(job, error))
         elapsed = _elapsed_ms(started) if started is not None else None
         return MessageResult(message.message_id, Outcome.DEAD, job.job_type, elapsed)
 
@@ -257,7 +268,7 @@ class Worker:
             return self._poison(message, f"no job {job_id}")
         if job.status is JobStatus.DEAD and not job.alerted:
             # Dead, but its alert was never raised (the forward to the DLQ failed): forward again.
-            self._forward(message, {"reason": job.last_error or "dead", "jobId": job.job_id})
+            self._forward(message, _death(job, job.last_error or "dead"))
             return MessageResult(message.message_id, Outcome.DEAD, job.job_type)
         logger.info("duplicate message dropped", status=job.status.value)
         return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
@@ -276,6 +287,17 @@ class Worker:
     def _forward(self, message: QueueMessage, attributes: dict[str, str]) -> None:
         attributes = {k: v[:1000] for k, v in attributes.items()}
         self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
+
+
+def _death(job: Job, reason: str) -> dict[str, str]:
+    """A dead job's letter: why, and which attempt died (`attemptTotal` never repeats, even across a
+    caller's retry), so the consumer can tell it from a letter about a later life of the job."""
+    return {
+        "reason": reason,
+        "jobId": job.job_id,
+        "attempt": str(job.attempts),
+        "attemptTotal": str(job.attempt_total),
+    }
 
 
 def _log_finished_parent(ended: Ended) -> None:

@@ -43,6 +43,7 @@ class AlertClaim(StrEnum):
     CLAIMED = "claimed"  # this consumer raises the alert
     SENT = "sent"  # the alert went out already (or there is no job any more)
     HELD = "held"  # another consumer holds an unexpired claim
+    MOVED = "moved"  # the job left the state the claim was for (retried, or run again)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Job:
     attempt_total: int = 0
     attempt_started_at: str | None = None
     history: tuple[Attempt, ...] = ()  # the last HISTORY_SLOTS ended attempts, oldest first
+    reopened_at: int = 0  # epoch milliseconds of the last retry by a caller (0: never reopened)
 
 
 @dataclass(frozen=True)

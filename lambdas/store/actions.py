@@ -7,7 +7,7 @@ from typing import Any
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema
-from lambdas.store.codec import ALERT_CLAIMED_UNTIL, ALERTED_AT
+from lambdas.store.codec import ALERT_CLAIMED_UNTIL, ALERTED_AT, REOPENED_AT, millis
 from lambdas.store.errors import ConditionFailedError, JobMovedError, TransactionCancelledError
 from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
@@ -16,13 +16,14 @@ from lambdas.store.job_table import JobTable
 class JobActions(JobTable):
     def reopen(self, job: Job, parent: Job | None, recheck_seconds: int) -> Job:
         """A dead job back to `pending`, due now, with a fresh attempt budget (`attempts` = 0; its
-        history and `attemptTotal` go on). Its alert may be raised again if it dies again. A fan-out's
-        child moves its parent's `childrenDead` back in the same transaction, and a finished parent
-        back to `waiting`."""
+        history and `attemptTotal` go on). Its alert may be raised again if it dies again; `reopenedAt`
+        fences off letters about the death before. A fan-out's child moves its parent's `childrenDead`
+        back in the same transaction, and a finished parent back to `waiting` (its fan-out alert
+        cleared)."""
         now = self.now()
         state = self._items.state(job.job_id, job.owner, JobStatus.PENDING, now, now)
         update = Update(
-            assign={**state.assign, "attempts": 0},
+            assign={**state.assign, "attempts": 0, REOPENED_AT: millis(now)},
             remove=(*state.remove, ALERTED_AT, ALERT_CLAIMED_UNTIL),
             condition=f"#status = :dead AND {codec.ATTEMPT_TOTAL} = :total",
             values={":dead": JobStatus.DEAD.value, ":total": job.attempt_total},
@@ -62,7 +63,8 @@ class JobActions(JobTable):
             state = self._items.state(
                 parent.job_id, parent.owner, JobStatus.WAITING, now + recheck_seconds, now
             )
-            assign, remove = state.assign, state.remove
+            # Its fan-out alert was for the deaths before this retry: new deaths raise a new one.
+            assign, remove = state.assign, (*state.remove, ALERTED_AT, ALERT_CLAIMED_UNTIL)
         return Update(
             assign=assign,
             add=add,

@@ -27,6 +27,8 @@ _deserializer = TypeDeserializer()
 MAX_ERROR_CHARS = 2000
 ALERTED_AT = "alertedAt"
 ALERT_CLAIMED_UNTIL = "alertClaimedUntil"
+# When a caller last retried the job (epoch ms): a redriven message sent before it is about a past life.
+REOPENED_AT = "reopenedAt"
 # Which parent counter a child's terminal state moves.
 TERMINAL_COUNTER = {
     JobStatus.DONE: "childrenDone",
@@ -108,6 +110,7 @@ def job_from_values(raw: dict[str, Any]) -> Job:
         attempt_total=int(raw.get(ATTEMPT_TOTAL, raw["attempts"])),
         attempt_started_at=raw.get(ATTEMPT_STARTED_AT),
         history=_history(raw),
+        reopened_at=int(raw.get(REOPENED_AT, 0)),
     )
 
 

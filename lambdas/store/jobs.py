@@ -244,16 +244,21 @@ class JobStore(JobListing, JobActions, ChildWrites):
         with contextlib.suppress(ConditionFailedError):
             self._update(parent_id, update, returns="NONE")
 
-    def mark_dead(self, job_id: str, error: str) -> Job | None:
+    def mark_dead(self, job_id: str, error: str, sent_at: int | None = None) -> Job | None:
         """Dead-letter path: end a job that is not finished yet (never over `done`).
 
         Returns the dead job (whether this call or an earlier one killed it), or None when the job
-        does not exist, finished successfully or was cancelled.
+        does not exist, finished successfully or was cancelled. `sent_at` (epoch ms) is when the
+        message that died was sent: a job a caller retried at or after it is returned as it is, not
+        killed (the letter is about the life before the retry). A retry cannot slip in between the
+        read and the write: it needs `dead`, and the write is conditioned on the state read.
         """
         while True:
             job = self.get(job_id)
             if job is None or job.status in (JobStatus.DONE, JobStatus.CANCELLED):
                 return None  # a cancelled job stays cancelled: it never ran, so it did not die
+            if sent_at is not None and job.reopened_at >= sent_at:
+                return job
             if job.status is JobStatus.DEAD:
                 return job
             now = self.now()
@@ -273,23 +278,24 @@ class JobStore(JobListing, JobActions, ChildWrites):
             except StaleAttemptError:
                 continue  # it moved under us (claimed again, finished): decide again from its new state
 
-    def claim_alert(self, job_id: str, lease_seconds: int) -> AlertClaim:
-        """Take the right to raise a dead job's alert, for `lease_seconds`. A claim whose holder
-        crashed before publishing expires, and the next consumer takes it over."""
+    def claim_alert(self, job: Job, lease_seconds: int) -> AlertClaim:
+        """Take the right to raise the alert of `job` as it was read (a dead job, or a finished
+        fan-out), for `lease_seconds`. A claim whose holder crashed before publishing expires, and the
+        next consumer takes it over. MOVED when the job left that state (a caller retried it, or it
+        ran again) since it was read: the alert would be about a job that is no longer so."""
         now = self.now()
         update = Update(
             assign={ALERT_CLAIMED_UNTIL: millis(now + lease_seconds)},
             condition=(
-                f"attribute_exists({schema.JOBS_PK}) AND attribute_not_exists(#{ALERTED_AT}) AND "
-                f"(attribute_not_exists(#{ALERT_CLAIMED_UNTIL}) OR #{ALERT_CLAIMED_UNTIL} < :now)"
+                f"#status = :seen AND {ATTEMPT_TOTAL} = :total AND attribute_not_exists(#{ALERTED_AT}) "
+                f"AND (attribute_not_exists(#{ALERT_CLAIMED_UNTIL}) OR #{ALERT_CLAIMED_UNTIL} < :now)"
             ),
-            values={":now": millis(now)},
+            values={":now": millis(now), ":seen": job.status.value, ":total": job.attempt_total},
         )
         try:
-            self._update(job_id, update, returns="NONE")
+            self._update(job.job_id, update, returns="NONE")
         except ConditionFailedError as failed:
-            seen = failed.item
-            return AlertClaim.SENT if seen is None or ALERTED_AT in seen else AlertClaim.HELD
+            return _refused_claim(job, failed.item)
         return AlertClaim.CLAIMED
 
     def release_alert(self, job_id: str) -> None:
@@ -356,3 +362,12 @@ class JobStore(JobListing, JobActions, ChildWrites):
         fresh = [c for c in children if c.job_id not in existing]
         batches.put_all(self._ddb, self._table, [self._items.new_item(c, now) for c in fresh])
         return [c.job_id for c in fresh]
+
+
+def _refused_claim(job: Job, seen: dict[str, Any] | None) -> AlertClaim:
+    if seen is None:
+        return AlertClaim.SENT  # no job any more: nothing to say
+    now = codec.job_from_values(codec.unmarshal(seen))
+    if now.status is not job.status or now.attempt_total != job.attempt_total:
+        return AlertClaim.MOVED
+    return AlertClaim.SENT if now.alerted else AlertClaim.HELD

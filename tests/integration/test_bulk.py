@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
 from lambdas.lifecycle import bulk
@@ -162,3 +163,30 @@ def test_a_bulk_job_logs_its_new_to_pending_transition_like_any_submitted_job(
     assert transitions(log_lines(), job.job_id) == [
         (f"job {job.job_id} new -> pending", bulk.BULK_TYPE, "new", "pending", 0, None)
     ]
+
+
+@pytest.mark.usefixtures("test_types")
+def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_dead_lettered(
+    pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18 item 2: 20 deliveries of one bulk retry (a page of 2 each, over 40 dead jobs) through the
+    event source emulation, where SQS redrives a message after `maxReceiveCount` (15) receives. Seen to
+    fail against `_continue` keeping its message (`change_visibility(..., 0)`, `Outcome.RETRIED`): the
+    bulk job was redriven on its 16th receive ("SQS redrive after 16 receives"), marked dead mid-way and
+    alerted."""
+    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
+    monkeypatch.setattr(bulk, "RESERVE_MS", 10**9)  # every delivery does one page, then hands on
+    dead = _dead_jobs(store, 40)
+    clock.advance(1)
+    job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "retry", BulkRequest())
+
+    pipeline.drain(rounds=80)
+
+    final = store.get(job.job_id)
+    assert final is not None
+    assert final.status is JobStatus.DONE, final.last_error
+    assert final.result == {"action": "retry", "matched": 40, "applied": 40, "skipped": 0, "finished": True}
+    assert final.attempt_total > config.MAX_RECEIVE_COUNT  # one claim per delivery: 20 of them
+    assert [(j.status, j.attempts) for j in store.get_many(dead)] == [(JobStatus.DONE, 1)] * 40
+    assert pipeline.alerts() == []
+    assert pipeline.visible(pipeline.dlq_url) == 0

@@ -114,8 +114,8 @@ def test_concurrent_letters_for_one_dead_job_raise_one_alert(
     both_have_read = threading.Barrier(2, timeout=10)
     read = store.mark_dead
 
-    def read_then_wait(job_id: str, error: str) -> Job | None:
-        job = read(job_id, error)
+    def read_then_wait(job_id: str, error: str, sent_at: int | None = None) -> Job | None:
+        job = read(job_id, error, sent_at)
         both_have_read.wait()
         return job
 
@@ -139,7 +139,7 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
     job_id = dead_job(pipeline)
     now = [time.time()]
     store = store_from_env(pipeline.env, clock=lambda: now[0])
-    assert store.claim_alert(job_id, ALERT_LEASE_SECONDS) is AlertClaim.CLAIMED
+    assert store.claim_alert(store.get(job_id), ALERT_LEASE_SECONDS) is AlertClaim.CLAIMED
     consumer = consumer_for(pipeline, store)
 
     # when a letter arrives while the claim holds, it waits; after the lease, it raises the alert
@@ -155,7 +155,8 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
 
 def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: Pipeline) -> None:
     job_id = dead_job(pipeline)
-    store_from_env(pipeline.env).claim_alert(job_id, ALERT_LEASE_SECONDS)
+    claims = store_from_env(pipeline.env)
+    claims.claim_alert(claims.get(job_id), ALERT_LEASE_SECONDS)
     letters = pipeline.receive(pipeline.dlq_url)
 
     response = pipeline.run_dead_letter(letters)

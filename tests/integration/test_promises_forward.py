@@ -28,5 +28,11 @@ def test_a_dead_unalerted_job_is_forwarded_with_its_id_and_a_reason_even_without
     # then the dead-letter queue holds it, saying which job and why
     (letter,) = pipeline.receive(pipeline.dlq_url)
     attributes = {name: value["stringValue"] for name, value in letter["messageAttributes"].items()}
-    assert attributes == {"jobId": job_id, "reason": "dead", "sourceMessageId": record["messageId"]}
+    assert attributes == {
+        "jobId": job_id,
+        "reason": "dead",
+        "sourceMessageId": record["messageId"],
+        "attempt": "1",
+        "attemptTotal": "1",  # the death the letter is about: the consumer fences on it
+    }
     assert pipeline.job(job_id)["status"] == JobStatus.DEAD.value

@@ -15,7 +15,7 @@ from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
 from lambdas.store import clients
-from tests.support.pipeline import Pipeline
+from tests.support.pipeline import Pipeline, fail_sends
 from tests.support.stores import Clock
 
 pytestmark = pytest.mark.usefixtures("test_types")
@@ -187,15 +187,35 @@ def _continues(payload: _Nothing, context: JobContext) -> ContinueLater:
     return ContinueLater({"step": 1})
 
 
-def test_a_job_that_continues_keeps_its_own_message_and_no_other(pipeline: Pipeline) -> None:
-    """An identifier that names no message of the batch fails the whole batch: the others' messages
-    would come back too. Broken line: `_continue`'s `MessageResult(message.message_id, ...)` with `None`."""
+def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(pipeline: Pipeline) -> None:
+    """A continuation is a new message (its receive count starts again), the old one deleted, and the
+    other messages of the batch settle as they would. Seen to fail against `_continue` keeping its
+    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18)."""
     registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
     continuing = pipeline.submit("test_continues_in_batch", {})
     pipeline.submit("test_echo", {})
     records = pipeline.receive(pipeline.queue_url)
-    (kept,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
+    (old,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
 
-    assert pipeline.run_worker(records) == {"batchItemFailures": [{"itemIdentifier": kept}]}
+    assert pipeline.run_worker(records) == {"batchItemFailures": []}
 
-    assert [json.loads(r["body"])["jobId"] for r in pipeline.receive(pipeline.queue_url)] == [continuing]
+    (fresh,) = pipeline.receive(pipeline.queue_url)
+    assert json.loads(fresh["body"])["jobId"] == continuing
+    assert fresh["messageId"] != old
+    assert fresh["attributes"]["ApproximateReceiveCount"] == "1"
+
+
+def test_a_continuation_whose_send_fails_keeps_its_own_message(pipeline: Pipeline) -> None:
+    """Nothing lost when the fresh message cannot be sent: the old one is made visible again and kept
+    (reported failed). Seen to fail (the batch reported clean, the job pending with no message) with
+    `_continue`'s fallback returning `Outcome.CONTINUED`."""
+    registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
+    continuing = pipeline.submit("test_continues_in_batch", {})
+    (record,) = pipeline.receive(pipeline.queue_url)
+    fail_sends()
+
+    assert pipeline.run_worker([record]) == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
+
+    clients.reset()
+    (again,) = pipeline.receive(pipeline.queue_url)  # visible at once
+    assert (again["messageId"], json.loads(again["body"])["jobId"]) == (record["messageId"], continuing)

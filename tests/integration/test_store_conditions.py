@@ -9,6 +9,8 @@ should land does. Each clause named in a comment was dropped once and its test s
 no state can make false alone are listed in tests/README.md (mutation testing).
 """
 
+import dataclasses
+
 import boto3
 import pytest
 
@@ -131,25 +133,42 @@ def test_a_requeue_needs_the_status_due_time_and_attempts_the_sweep_saw(
 def test_the_alert_claim_is_taken_once_per_dead_job_and_never_for_a_missing_one(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
-    # attribute_exists: there is nothing to alert for, and no item is made
-    assert store.claim_alert("missing", LEASE) is AlertClaim.SENT
+    _new(store)
+    store.fail(store.claim("j", LEASE), "boom")
+    dead = _now(store)
+    # a job that is not there: there is nothing to alert for, and no item is made
+    assert store.claim_alert(dataclasses.replace(dead, job_id="missing"), LEASE) is AlertClaim.SENT
     assert store.get("missing") is None
     store.mark_alerted("missing")
     assert store.get("missing") is None
-    _new(store)
-    store.fail(store.claim("j", LEASE), "boom")
     # the claim's clause: a live claim is held by its consumer, an expired one is taken over
-    assert store.claim_alert("j", LEASE) is AlertClaim.CLAIMED
-    assert store.claim_alert("j", LEASE) is AlertClaim.HELD
+    assert store.claim_alert(dead, LEASE) is AlertClaim.CLAIMED
+    assert store.claim_alert(dead, LEASE) is AlertClaim.HELD
     clock.advance(LEASE + 1)
-    assert store.claim_alert("j", LEASE) is AlertClaim.CLAIMED
+    assert store.claim_alert(dead, LEASE) is AlertClaim.CLAIMED
     # a released claim is free at once
     store.release_alert("j")
-    assert store.claim_alert("j", LEASE) is AlertClaim.CLAIMED
+    assert store.claim_alert(dead, LEASE) is AlertClaim.CLAIMED
     # `attribute_not_exists(alertedAt)`: once sent, never again, even after the claim expires
     store.mark_alerted("j")
     clock.advance(LEASE + 1)
-    assert store.claim_alert("j", LEASE) is AlertClaim.SENT
+    assert store.claim_alert(dead, LEASE) is AlertClaim.SENT
+
+
+def test_the_alert_claim_is_refused_for_a_job_that_moved_on(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    """`#status = :seen AND attemptTotal = :total`: a dead job read, then retried (and run again),
+    is no longer the job the alert was about. Seen to fail with the condition's `#status = :seen`
+    clause dropped (the retried job's alert was claimed)."""
+    _new(store)
+    store.fail(store.claim("j", LEASE), "boom")
+    dead = _now(store)
+    store.reopen(dead, None, LEASE)
+    assert store.claim_alert(dead, LEASE) is AlertClaim.MOVED
+    store.fail(store.claim("j", LEASE), "boom again")
+    assert store.claim_alert(dead, LEASE) is AlertClaim.MOVED
+    assert store.claim_alert(_now(store), LEASE) is AlertClaim.CLAIMED
 
 
 def test_a_callers_retry_and_cancel_apply_only_to_the_state_they_saw(

@@ -170,18 +170,20 @@ class Pipeline:
                 VisibilityTimeout=0,
             )
 
-    def drain(self, rounds: int = 30) -> None:
+    def drain(self, rounds: int = 30, letters_return: bool = False) -> None:
         """Run the worker and the dead-letter consumer until both queues are empty.
 
-        Retried messages are made visible at once: the test stands in for the backoff's passing.
-        """
+        Retried messages are made visible at once: the test stands in for the backoff's passing. With
+        `letters_return`, so are the letters the consumer keeps (a fan-out still running)."""
         for _ in range(rounds):
             records = self.receive(self.queue_url)
             if records:
                 self.make_visible(self.deliver(self.queue_url, records, worker.handler, "worker").kept)
             letters = self.receive(self.dlq_url, 5)
             if letters:
-                self.run_dead_letter(letters)
+                kept = self.deliver(self.dlq_url, letters, dead_letter.handler, "dead_letter").kept
+                if letters_return:
+                    self.make_visible(kept)
             if not records and not letters:
                 return
         raise AssertionError("queues did not drain")
