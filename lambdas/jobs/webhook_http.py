@@ -47,42 +47,48 @@ class HttpOutcome:
 
 
 class _Watchdog:
-    """Shuts down the sockets it watches once `seconds` have passed, in whatever phase the exchange is."""
+    """Shuts down the connections it watches once `seconds` have passed, whatever phase they are in.
+
+    It keeps a duplicate of each socket's descriptor: wrapping a socket in TLS detaches the original
+    object (its descriptor moves to the SSLSocket), but a shutdown through any descriptor of a
+    connection ends it for all of them, the handshake and the TLS reads included."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.fired = False
         self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
+        self._watched: list[socket.socket] = []
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
 
     def start(self) -> None:
         self._timer.start()
 
-    def cancel(self) -> None:
+    def close(self) -> None:
         self._timer.cancel()
+        with self._lock:
+            for duplicate in self._watched:
+                duplicate.close()
+            self._watched.clear()
 
     def watch(self, sock: socket.socket) -> None:
+        duplicate = sock.dup()
         with self._lock:
-            self._sockets.append(sock)
-            late = self.fired
-        if late:
-            _cut(sock)
+            self._watched.append(duplicate)
+            if self.fired:
+                _cut(duplicate)
 
     def _fire(self) -> None:
         with self._lock:
             self.fired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _cut(sock)
+            for duplicate in self._watched:
+                _cut(duplicate)
 
 
 def _cut(sock: socket.socket) -> None:
-    # The plain socket's shutdown (not SSLSocket's, which drops its TLS state under a reading thread):
-    # a read blocked on it in another thread returns end-of-file at once.
-    with contextlib.suppress(OSError):  # already closed
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    # A read blocked on the connection in another thread returns end-of-file at once.
+    with contextlib.suppress(OSError):  # already closed by the other side
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 class _Watched:
@@ -213,7 +219,7 @@ def post(
             return HttpOutcome(latency_ms=_elapsed_ms(started), error=f"timeout: {_describe(exc)}")
         return HttpOutcome(latency_ms=_elapsed_ms(started), error=f"connection: {_describe(exc)}")
     finally:
-        watchdog.cancel()
+        watchdog.close()
         session.close()
 
 
