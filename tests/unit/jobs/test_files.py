@@ -195,3 +195,23 @@ def test_images_that_do_not_fit_beside_those_being_decoded_wait_for_them():
 def test_one_budget_per_process():
     assert files.decode_budget(1024) is files.decode_budget(1024)
     assert files.decode_budget(1024).limit_bytes == (1024 - 256) * 1024 * 1024
+
+
+def test_nothing_is_decoded_before_the_memory_is_reserved(monkeypatch):
+    """Seen to fail against `_thumbnails` reading the EXIF orientation before `budget.reserve` (a
+    PNG's getexif loads every pixel to look for an eXIf chunk: four 81 Mpx PNGs peaked at 1,586 MB
+    instead of 661 MB in bench/limits.py)."""
+    from PIL import PngImagePlugin
+
+    loads: list[tuple[int, int]] = []
+    real_load = PngImagePlugin.PngImageFile.load
+
+    def counting_load(self):
+        loads.append(self.size)
+        return real_load(self)
+
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", counting_load)
+    budget = files.DecodeBudget(100 * 1024 * 1024)
+    with budget.reserve(budget.limit_bytes, 0), pytest.raises(files.DecodeBusyError):
+        list(files.thumbnails(io.BytesIO(big_png(500, 500)), (128,), budget, 0))
+    assert loads == []
