@@ -45,7 +45,8 @@ from lambdas.models.settings import THUMBNAIL_SIZES_RULE, thumbnail_size_allowed
 API_TIMEOUT_SECONDS: Final = 10
 DEAD_LETTER_TIMEOUT_SECONDS: Final = 30
 API_MEMORY_MB: Final = 256
-WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CPU scales with memory
+# The worker's memory is also what its image decoding is sized by at run time (`lambdas.config`).
+WORKER_MEMORY_MB: Final = config.WORKER_MEMORY_MB
 SMALL_MEMORY_MB: Final = 256
 LOG_LEVEL: Final = "INFO"
 UPLOADS_EXPIRE_DAYS: Final = 7

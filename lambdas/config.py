@@ -33,6 +33,8 @@ ENV_ALLOW_HTTP_WEBHOOKS: Final = "ALLOW_HTTP_WEBHOOKS"
 ENV_WEBHOOK_ALLOW_LOOPBACK: Final = "WEBHOOK_ALLOW_LOOPBACK"
 ENV_THUMBNAIL_SIZES: Final = "THUMBNAIL_SIZES"
 ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
+# Set by Lambda itself in every function (and by the local runtime); the stack never writes it.
+ENV_FUNCTION_MEMORY_MB: Final = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 # The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
 ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
 
@@ -67,6 +69,7 @@ WORKER_BATCH_SIZE: Final = 10
 WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10
 WORKER_CONCURRENCY: Final = 10  # messages of one batch processed at once inside one invocation
+WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CPU scales with memory
 DLQ_BATCH_SIZE: Final = 5
 DLQ_BATCHING_WINDOW_SECONDS: Final = 30
 # SQS redrive is only a backstop: the job record decides when a job is exhausted. The headroom covers
@@ -92,6 +95,9 @@ THUMBNAIL_SIZES: Final = (128, 512)
 # Bounds of one thumbnail size (pixels, long side): checked at synth (CDK context) and at run time alike.
 MIN_THUMBNAIL_PIXELS: Final = 16
 MAX_THUMBNAIL_PIXELS: Final = 4096
+# Of the worker's memory, what decoded images may not use: the runtime, the libraries, and the other
+# jobs of the batch (their downloads stream to disk). The rest is shared by the images being decoded.
+DECODE_RESERVED_MB: Final = 256
 
 # Metrics (EMF, namespace METRICS_NAMESPACE, dimension service=SERVICE_NAME). The stack alarms on METRIC_DEAD.
 METRIC_SUBMITTED: Final = "JobSubmitted"

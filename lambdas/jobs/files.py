@@ -7,11 +7,24 @@ Memory: one source image is decoded at a time. JPEGs are decoded at the smallest
 that still covers the largest thumbnail (`draft`). The largest thumbnail is made from the source, the
 source is then closed, and every smaller thumbnail is made from the previous one. Each thumbnail is
 encoded and handed to the caller before the next is made.
+
+Pillow's own guard (MAX_IMAGE_PIXELS, about 89 million pixels) is a bound per image, and not one on
+memory: an 81-million-pixel RGBA PNG of 300 KB passes it and takes about 700 MB to decode and resize,
+and a worker decodes the images of its whole batch at once. So before it decodes, `thumbnails` works
+out from the header what the decode will hold (`decode_bytes`) and reserves that much of the
+process's `DecodeBudget`: an image that needs more than the whole budget is refused (permanent, the
+same bytes need the same memory), and one that does not fit beside the images being decoded now
+waits for them.
 """
 
+import functools
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
+
+from lambdas import config
 
 # Formats made into thumbnails: Pillow format name -> (content type, thumbnail format, extension).
 IMAGE_FORMATS: dict[str, tuple[str, str, str]] = {
@@ -45,7 +58,66 @@ class CorruptImageError(ValueError):
 
 
 class ImageTooLargeError(ValueError):
-    """More pixels than Pillow's decompression-bomb limit allows."""
+    """More pixels than Pillow's decompression-bomb limit allows, or more memory than the worker has."""
+
+
+class DecodeBusyError(Exception):
+    """The image fits the worker's memory, but not beside the images being decoded now (try later)."""
+
+
+_MB = 1024 * 1024
+# Measured peaks per pixel over the decode and the first resize (bench/decode_memory.py) stay within
+# these: a pixel is stored in 1 byte (L, P, 1) or 4 (everything else), a conversion adds a 4-byte copy,
+# and resizing an image with alpha premultiplies it into one more. The rest: Pillow's working buffers.
+_HEADROOM = 1.15
+
+
+def decode_bytes(mode: str, width: int, height: int, converted_to: str | None) -> int:
+    """About how many bytes decoding an image of this mode and size (converted to another mode first,
+    or not) and resizing it hold at once."""
+    per_pixel = 1 if mode in ("1", "L", "P") else 4
+    if converted_to is not None:
+        per_pixel += 4
+    if (converted_to or mode) in ("RGBA", "LA"):
+        per_pixel += 4
+    return int(width * height * per_pixel * _HEADROOM)
+
+
+class DecodeBudget:
+    """Bytes of decoded images the process may hold at once, shared by the threads of a batch."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self._used = 0
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def reserve(self, needed: int, wait_seconds: float) -> Iterator[None]:
+        """Hold `needed` bytes of the budget; raise rather than wait more than `wait_seconds`."""
+        if needed > self.limit_bytes:
+            raise ImageTooLargeError(
+                f"decoding it needs about {needed // _MB} MB; this worker can spare "
+                f"{self.limit_bytes // _MB} MB for an image"
+            )
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._used + needed <= self.limit_bytes, wait_seconds):
+                raise DecodeBusyError(
+                    f"decoding it needs about {needed // _MB} MB, and other images hold "
+                    f"{self._used // _MB} of this worker's {self.limit_bytes // _MB} MB"
+                )
+            self._used += needed
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._used -= needed
+                self._changed.notify_all()
+
+
+@functools.cache
+def decode_budget(memory_mb: int) -> DecodeBudget:
+    """The one budget of a process whose function has `memory_mb` (what Lambda reports)."""
+    return DecodeBudget((memory_mb - config.DECODE_RESERVED_MB) * _MB)
 
 
 @dataclass(frozen=True)
@@ -91,10 +163,14 @@ def fit_within(width: int, height: int, longest: int) -> tuple[int, int]:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
-def thumbnails(source: IO[bytes], sizes: tuple[int, ...]) -> Iterator[Thumbnail]:
+def thumbnails(
+    source: IO[bytes], sizes: tuple[int, ...], budget: DecodeBudget, wait_seconds: float
+) -> Iterator[Thumbnail]:
     """Thumbnails of the image in `source`, largest first, EXIF orientation applied.
 
-    Raises CorruptImageError or ImageTooLargeError (both permanent: the same bytes fail the same way).
+    The decode holds its share of `budget` until the last thumbnail is made, after waiting at most
+    `wait_seconds` for it. Raises CorruptImageError or ImageTooLargeError (both permanent: the same
+    bytes fail the same way), or DecodeBusyError (the budget stayed taken by other images).
     """
     from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -105,21 +181,49 @@ def thumbnails(source: IO[bytes], sizes: tuple[int, ...]) -> Iterator[Thumbnail]
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise CorruptImageError(f"not a readable image: {error}") from None
     try:
-        yield from _thumbnails(image, sizes, Image, ImageOps)
+        yield from _thumbnails(image, sizes, budget, wait_seconds, Image, ImageOps)
     finally:
         image.close()
 
 
-def _thumbnails(image: Any, sizes: tuple[int, ...], image_module: Any, image_ops: Any) -> Iterator[Thumbnail]:
+def _thumbnails(
+    image: Any,
+    sizes: tuple[int, ...],
+    budget: DecodeBudget,
+    wait_seconds: float,
+    image_module: Any,
+    image_ops: Any,
+) -> Iterator[Thumbnail]:
     limit = image_module.MAX_IMAGE_PIXELS
     if limit is not None and image.width * image.height > limit:
         # Pillow only warns between 1x and 2x its limit; a job treats the warning as the refusal.
         raise ImageTooLargeError(f"image has {image.width * image.height} pixels; the limit is {limit}")
     _, thumb_format, extension = IMAGE_FORMATS[image.format]
     content_type = _THUMBNAIL_CONTENT_TYPES[thumb_format]
-    oriented = _oriented_size(image)
+    full_size = image.size
     ordered = sorted(set(sizes), reverse=True)
     image.draft(None, (ordered[0], ordered[0]))  # JPEG: decode at a reduced scale; others: no-op
+    # After draft: the size and mode the decode will really produce. Reserved before anything that
+    # may decode (a PNG's getexif loads the whole image to look for an eXIf chunk after the pixels).
+    converted_to = _working_mode(image, thumb_format) if _needs_conversion(image, thumb_format) else None
+    needed = decode_bytes(image.mode, image.width, image.height, converted_to)
+    with budget.reserve(needed, wait_seconds):
+        oriented = _oriented_size(image, full_size)
+        yield from _decoded_thumbnails(
+            image, ordered, oriented, thumb_format, extension, content_type, image_module, image_ops
+        )
+
+
+def _decoded_thumbnails(
+    image: Any,
+    ordered: list[int],
+    oriented: tuple[int, int],
+    thumb_format: str,
+    extension: str,
+    content_type: str,
+    image_module: Any,
+    image_ops: Any,
+) -> Iterator[Thumbnail]:
     try:
         image.load()
         image_ops.exif_transpose(image, in_place=True)
@@ -144,10 +248,10 @@ def _thumbnails(image: Any, sizes: tuple[int, ...], image_module: Any, image_ops
     current.close()
 
 
-def _oriented_size(image: Any) -> tuple[int, int]:
-    """The image's size once its EXIF orientation is applied (5-8 turn it a quarter)."""
+def _oriented_size(image: Any, size: tuple[int, int]) -> tuple[int, int]:
+    """`size` once the image's EXIF orientation is applied (5-8 turn it a quarter)."""
     orientation = image.getexif().get(0x0112, 1)
-    width, height = image.size
+    width, height = size
     return (height, width) if orientation in (5, 6, 7, 8) else (width, height)
 
 

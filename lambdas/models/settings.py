@@ -89,6 +89,10 @@ class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
     sender_email: str = Field(alias=config.ENV_SENDER_EMAIL, min_length=3)
     thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
+    # What Lambda gives the function; process_file sizes its image decoding by it.
+    memory_mb: int = Field(
+        alias=config.ENV_FUNCTION_MEMORY_MB, default=config.WORKER_MEMORY_MB, gt=config.DECODE_RESERVED_MB
+    )
 
     @field_validator("thumbnail_sizes", mode="before")
     @classmethod

@@ -79,9 +79,10 @@ def test_timeouts(template: dict[str, Any]) -> None:
 
 
 def _stack_variables() -> set[str]:
-    """Every variable the stack can set: lambdas.config's ENV_ names but the local runtime's own."""
+    """Every variable the stack can set: lambdas.config's ENV_ names but the local runtime's own and
+    the one Lambda sets itself (the function's memory)."""
     names = {value for name, value in vars(config).items() if name.startswith("ENV_")}
-    return names - {config.ENV_WEBHOOK_ALLOW_LOOPBACK}
+    return names - {config.ENV_WEBHOOK_ALLOW_LOOPBACK, config.ENV_FUNCTION_MEMORY_MB}
 
 
 def _declared(spec: FunctionSpec, *, required: bool = False) -> set[str]:

@@ -1,5 +1,6 @@
 """A real HTTP server on 127.0.0.1 that plays webhook receivers: it records every request and answers
-from a script per path (status, headers, body, delay), then 200 once the script runs out."""
+from a script per path (status, headers, body, delay), then 200 once the script runs out. A reply
+with `trickle` sends its whole answer, status line first, one byte every `trickle` seconds."""
 
 import http.server
 import ssl
@@ -15,6 +16,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b"ok"
     delay: float = 0.0
+    trickle: float = 0.0
+
+    def raw(self) -> bytes:
+        lines = [f"HTTP/1.1 {self.status} OK", *(f"{k}: {v}" for k, v in self.headers.items())]
+        lines.append(f"Content-Length: {len(self.body)}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode() + self.body
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,12 @@ class Receiver:
                 if reply.delay:
                     time.sleep(reply.delay)
                 try:
+                    if reply.trickle:
+                        for byte in reply.raw():
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(reply.trickle)
+                        return
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
                         self.send_header(name, value)

@@ -10,8 +10,10 @@ memory), then:
 - any other file gets `results/<jobId>/metadata.json` with its sha256, size and detected content type.
 
 The result lists the keys written. A missing object, one over MAX_FILE_BYTES, an image over Pillow's
-decompression-bomb limit or one that cannot be decoded is dead at once: the same bytes would fail the
-same way on every retry.
+decompression-bomb limit, one whose decoding needs more memory than the worker can spare
+(`files.DecodeBudget`) or one that cannot be decoded is dead at once: the same bytes would fail the
+same way on every retry. An image that fits, but not beside the other images the batch is decoding,
+waits for them while the invocation has time, and is retried later if it still does not fit.
 """
 
 import json
@@ -27,6 +29,7 @@ from lambdas.jobs.base import (
     JobType,
     PermanentJobError,
     Results,
+    RetryableJobError,
     SubmissionContext,
 )
 from lambdas.models.uploads import (
@@ -38,6 +41,8 @@ from lambdas.models.uploads import (
 from lambdas.observability import logger
 
 NAME = "process_file"
+# Of the invocation's time, what an image waiting for decode memory leaves for its own decode and uploads.
+_DECODE_RESERVED_MS = 20_000
 
 
 class ProcessFilePayload(BaseModel):
@@ -79,16 +84,19 @@ def run(payload: ProcessFilePayload, context: JobContext) -> dict[str, Any]:
         local.seek(0)
         described = {"key": payload.key, "size": size, "sha256": sha256, "contentType": content_type}
         if content_type in {ct for ct, _, _ in files.IMAGE_FORMATS.values()}:
-            written = _write_thumbnails(context.results, local, context.settings.thumbnail_sizes)
+            written = _write_thumbnails(context, local)
             return {**described, "keys": [t["key"] for t in written], "thumbnails": written}
     key = context.results.put("metadata.json", json.dumps(described, indent=2).encode(), "application/json")
     return {**described, "keys": [key]}
 
 
-def _write_thumbnails(results: Results, source: IO[bytes], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+def _write_thumbnails(context: JobContext, source: IO[bytes]) -> list[dict[str, Any]]:
+    results: Results = context.results
+    budget = files.decode_budget(context.settings.memory_mb)
+    wait_seconds = max(0.0, (context.remaining_ms() - _DECODE_RESERVED_MS) / 1000)
     written = []
     try:
-        for thumbnail in files.thumbnails(source, sizes):
+        for thumbnail in files.thumbnails(source, context.settings.thumbnail_sizes, budget, wait_seconds):
             name = f"thumb-{thumbnail.size}.{thumbnail.extension}"
             key = results.put(name, thumbnail.data, thumbnail.content_type)
             written.append(
@@ -98,6 +106,8 @@ def _write_thumbnails(results: Results, source: IO[bytes], sizes: tuple[int, ...
         raise PermanentJobError(f"image refused by the decompression-bomb guard: {error}") from None
     except files.CorruptImageError as error:
         raise PermanentJobError(str(error)) from None
+    except files.DecodeBusyError as error:
+        raise RetryableJobError(f"not enough free memory to decode the image now: {error}") from None
     return written
 
 

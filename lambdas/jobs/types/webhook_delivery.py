@@ -132,8 +132,13 @@ def _event_of(fanout_id: str, parent: Job | None) -> _Event:
     if parent is None:
         raise PermanentJobError(f"fan-out {fanout_id} no longer exists")
     event_type = str(parent.payload["eventType"])
-    body = {"event": event_type, "data": parent.payload["data"], "timestamp": parent.created_at}
-    return _Event(event_type, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+    return _Event(event_type, event_body(event_type, parent.payload["data"], parent.created_at))
+
+
+def event_body(event_type: str, data: Any, timestamp: str) -> bytes:
+    """The bytes every endpoint of a fan-out receives."""
+    body = {"event": event_type, "data": data, "timestamp": timestamp}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 _events = _EventCache()
@@ -162,9 +167,14 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
     timestamp = int(time.time())
     key = webhook_signing.signing_key(context.signing_secret())
     headers = webhook_signing.headers(key, context.job_id, timestamp, event.body)
-    connect_timeout, read_timeout = _timeouts(context)
+    connect_timeout, read_timeout, total_timeout = _timeouts(context)
     outcome = webhook_http.post(
-        target, event.body, headers, connect_timeout=connect_timeout, read_timeout=read_timeout
+        target,
+        event.body,
+        headers,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        total_timeout=total_timeout,
     )
     verdict = classify(outcome)
     response_text = outcome.body.decode("utf-8", errors="replace") if outcome.body else None
@@ -219,15 +229,18 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, min(seconds, float(MAX_RETRY_AFTER_SECONDS)))
 
 
-def _timeouts(context: JobContext) -> tuple[float, float]:
-    """The usual timeouts, shortened when the invocation is about to run out of time."""
+def _timeouts(context: JobContext) -> tuple[float, float, float]:
+    """Connect, per-read and total timeouts: the usual ones, shortened to what the invocation has left.
+
+    The total is what keeps the batch alive: the exchange ends within it whatever the receiver does."""
     budget = (context.remaining_ms() - _RESERVED_MS) / 1000
     if budget < 1:
         raise RetryableJobError("not enough time left in this invocation to deliver")
     from lambdas.jobs import webhook_http
 
-    connect = min(webhook_http.CONNECT_TIMEOUT_SECONDS, budget / 2)
-    return connect, min(webhook_http.READ_TIMEOUT_SECONDS, budget - connect)
+    total = min(webhook_http.TOTAL_TIMEOUT_SECONDS, budget)
+    connect = min(webhook_http.CONNECT_TIMEOUT_SECONDS, total / 2)
+    return connect, min(webhook_http.READ_TIMEOUT_SECONDS, total - connect), total
 
 
 class _Attempt:

@@ -12,9 +12,19 @@ recovery sweep re-sends it once it is overdue.
 Children do not copy the event's `data`: 1000 copies of a 200 KB payload would be 200 MB of DynamoDB
 writes. A child holds its endpoint only and reads the event from its parent's record when it runs
 (see `webhook_delivery`).
+
+A fan-out must not turn one request into a flood at a third party, so at submission (422):
+- two endpoints may not share a URL (after the host is normalised: `HOOKS.example.com.` is
+  `hooks.example.com`), whatever their ids;
+- endpoints x event size may not exceed MAX_FANOUT_BYTES: what one round of deliveries sends.
+
+The submission's DNS checks (every host resolved, every address public) share one deadline,
+DNS_CHECK_SECONDS, so a slow resolver cannot hold the API function until its timeout; a host not
+checked by then is accepted, and checked before every delivery as always.
 """
 
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -26,13 +36,20 @@ from lambdas.jobs.types.webhook_delivery import (
     NAME_PATTERN,
     WebhookDeliveryPayload,
     delivery_id,
+    event_body,
     target_policy,
 )
 from lambdas.models.job import NewJob
+from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 
 NAME = "webhook_fanout"
 MAX_ENDPOINTS = 1000
+# 1000 endpoints of 10 KB, or 47 of the largest event a request can carry (about 210 KB); with ten
+# attempts at most 100 MB sent per request, where 1000 x 210 KB x 10 attempts was 2 GB.
+MAX_FANOUT_BYTES = 10_000_000
+# Of the API function's 10 s, what the submission's DNS checks may take together.
+DNS_CHECK_SECONDS = 3.0
 # DNS look-ups at submission run in parallel, so 1000 endpoints on distinct hosts stay quick.
 _LOOKUP_THREADS = 16
 
@@ -62,24 +79,60 @@ class WebhookFanoutPayload(BaseModel):
 
 
 def check_submission(payload: WebhookFanoutPayload, context: SubmissionContext) -> None:
-    """Refuse (422) any endpoint the SSRF policy refuses, including after resolving its host name.
+    """Refuse (422) a fan-out too large to send, one that names a URL twice, and any endpoint the SSRF
+    policy refuses, including after resolving its host name.
 
-    A host that does not exist is refused too; a resolver that is merely unavailable is not, since
-    every delivery checks again before it connects.
+    A host that does not exist is refused too; a resolver that is merely unavailable, or too slow
+    for the deadline, is not, since every delivery checks again before it connects.
     """
+    _check_volume(payload)
     policy = target_policy(context.settings)
     targets: dict[str, ssrf.Target] = {}
+    first_of_url: dict[tuple[str, str, int, str], str] = {}
     for index, endpoint in enumerate(payload.endpoints):
         try:
             target = ssrf.parse(endpoint.url, policy)
         except ssrf.RefusedTargetError as error:
             raise InvalidPayloadError(f"endpoints[{index}] ({endpoint.id}): {error}") from None
+        earlier = first_of_url.setdefault((target.scheme, target.host, target.port, target.path), endpoint.id)
+        if earlier != endpoint.id:
+            raise InvalidPayloadError(
+                f"endpoints[{index}] ({endpoint.id}) has the same URL as {earlier}; each URL is sent to once"
+            )
         if not target.is_ip_literal:
             targets.setdefault(target.host, target)
-    with ThreadPoolExecutor(max_workers=_LOOKUP_THREADS) as pool:
-        problems = [p for p in pool.map(lambda t: _resolution_problem(t, policy), targets.values()) if p]
+    problems = _resolution_problems(list(targets.values()), policy)
     if problems:
         raise InvalidPayloadError("; ".join(sorted(problems)[:5]))
+
+
+def _check_volume(payload: WebhookFanoutPayload) -> None:
+    size = len(event_body(payload.event_type, payload.data, iso_time(time.time())))
+    total = size * len(payload.endpoints)
+    if total > MAX_FANOUT_BYTES:
+        raise InvalidPayloadError(
+            f"{len(payload.endpoints)} endpoints x {size:,} bytes of event = {total:,} bytes per round "
+            f"of deliveries; the limit is {MAX_FANOUT_BYTES:,}"
+        )
+
+
+def _resolution_problems(targets: list[ssrf.Target], policy: ssrf.TargetPolicy) -> list[str]:
+    """What resolving the targets found wrong, within DNS_CHECK_SECONDS for all of them together."""
+    if not targets:
+        return []
+    # Not `with`: leaving it waits for every look-up. Look-ups past the deadline cannot be stopped;
+    # they finish on their threads after the response, and their answers are ignored.
+    pool = ThreadPoolExecutor(max_workers=_LOOKUP_THREADS)
+    try:
+        futures = [pool.submit(_resolution_problem, target, policy) for target in targets]
+        done, late = wait(futures, timeout=DNS_CHECK_SECONDS)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if late:
+        logger.info(
+            "DNS checks past their deadline; those hosts are checked at delivery", unchecked=len(late)
+        )
+    return [problem for future in done if (problem := future.result())]
 
 
 def _resolution_problem(target: ssrf.Target, policy: ssrf.TargetPolicy) -> str | None:

@@ -5,6 +5,7 @@ answering 410. Every endpoint must end delivered or dead exactly once, none may 
 after it accepted it, and the delivery log must hold every attempt.
 """
 
+import json
 from collections import Counter
 
 import boto3
@@ -175,3 +176,56 @@ def test_delivery_jobs_cannot_be_submitted_directly(stack, receiver):
 def test_malformed_fan_outs_are_a_422(stack, payload):
     response = stack.pipeline.request("POST", "/jobs", {"type": "webhook_fanout", "payload": payload})
     assert response.status == 422
+
+
+def _submit_fanout(stack, data: dict, endpoints: list[dict[str, str]]):
+    payload = {"eventType": "invoice.paid", "data": data, "endpoints": endpoints}
+    return stack.pipeline.request("POST", "/jobs", {"type": "webhook_fanout", "payload": payload})
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "http://127.0.0.1:{port}/ep/1",  # the same URL under another id
+        "http://127.0.0.1.:{port}/ep/1",  # a trailing dot names the same host
+        "HTTP://127.0.0.1:{port}/ep/1",
+    ],
+)
+def test_a_url_named_twice_is_a_422_whatever_the_ids(stack, receiver, spelling):
+    """Seen to fail against `check_submission` without its same-URL refusal (202: the receiver would
+    have been sent the event twice per attempt)."""
+    endpoints = [
+        {"id": "a", "url": receiver.url("/ep/1")},
+        {"id": "b", "url": receiver.url("/ep/2")},
+        {"id": "c", "url": spelling.format(port=receiver.port)},
+    ]
+    response = _submit_fanout(stack, {}, endpoints)
+    assert response.status == 422
+    assert response.body["error"] == {
+        "code": "invalid_payload",
+        "message": "endpoints[2] (c) has the same URL as a; each URL is sent to once",
+    }
+    assert receiver.requests == []
+
+
+def test_endpoints_times_event_size_is_bounded_with_the_numbers_in_the_message(stack, receiver):
+    """Seen to fail against `check_submission` without its `_check_volume` call (202 for 48 x 210 KB,
+    10 MB a round and 100 MB over ten attempts)."""
+    data = {"blob": "x" * 210_000}
+    size = len(
+        json.dumps(
+            {"event": "invoice.paid", "data": data, "timestamp": "2026-12-01T00:00:00.000Z"},
+            separators=(",", ":"),
+        )
+    )
+    many = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(48)]
+
+    response = _submit_fanout(stack, data, many)
+
+    assert response.status == 422
+    assert response.body["error"]["message"] == (
+        f"48 endpoints x {size:,} bytes of event = {48 * size:,} bytes per round of deliveries; "
+        "the limit is 10,000,000"
+    )
+    # the same event to 47 endpoints fits
+    assert _submit_fanout(stack, data, many[:47]).status == 202

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from lambdas.jobs import ssrf, webhook_http
-from tests.support.webhook_receiver import Receiver
+from tests.support.webhook_receiver import Receiver, Reply
 
 POLICY = ssrf.TargetPolicy(allow_loopback=True)
 
@@ -96,3 +96,16 @@ def test_an_untrusted_certificate_is_refused(pki):
         outcome = webhook_http.post(target, b"{}", {})  # the system trust store does not know our CA
     assert outcome.status is None
     assert "certificate" in (outcome.error or "").lower()
+
+
+def test_the_total_deadline_cuts_a_trickling_answer_over_tls_too(pki):
+    """Seen to fail against `_Watchdog.watch` keeping the socket itself (`duplicate = sock`) rather
+    than a duplicate of its descriptor: TLS detaches that object, the cut missed the connection, and
+    the 7 s trickle was read to its end (6.4 s)."""
+    with _tls_receiver(pki, "hooks.test", []) as server:
+        server.script("/in", Reply(200, body=b"x" * 25, trickle=0.1))
+        target = ssrf.resolve(ssrf.parse(f"https://hooks.test:{server.port}/in", POLICY), POLICY)
+        outcome = webhook_http.post(target, b"{}", {}, total_timeout=0.5, verify=str(pki / "ca.pem"))
+    assert outcome.status is None
+    assert outcome.error == "timeout: no complete answer within the delivery's deadline of 0.5 s"
+    assert outcome.latency_ms < 3_000  # the whole answer takes 7 s to arrive

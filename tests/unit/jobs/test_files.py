@@ -11,6 +11,8 @@ from PIL import Image
 from lambdas.jobs import files
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
+# What the default worker can spare for decoding (1,024 MB less the reserve).
+WORKER_BUDGET = files.decode_budget(1024)
 
 
 @pytest.mark.parametrize(
@@ -32,7 +34,7 @@ def test_fit_within_keeps_aspect(size, longest, expected):
 
 def _thumbs(name: str, sizes=(512, 128)) -> list[files.Thumbnail]:
     with (ASSETS / name).open("rb") as source:
-        return list(files.thumbnails(source, sizes))
+        return list(files.thumbnails(source, sizes, WORKER_BUDGET, 0))
 
 
 def _decoded(thumbnail: files.Thumbnail) -> Image.Image:
@@ -99,13 +101,13 @@ def _png_header_only(width: int, height: int) -> bytes:
 
 def test_decompression_bomb_is_refused_before_decoding():
     with pytest.raises(files.ImageTooLargeError):
-        list(files.thumbnails(io.BytesIO(_png_header_only(50_000, 50_000)), (128,)))
+        list(files.thumbnails(io.BytesIO(_png_header_only(50_000, 50_000)), (128,), WORKER_BUDGET, 0))
 
 
 def test_images_between_one_and_two_times_the_limit_are_refused_too():
     # Pillow only warns in this band; a job must not decode 100+ million pixels either way.
     with pytest.warns(Image.DecompressionBombWarning), pytest.raises(files.ImageTooLargeError):
-        list(files.thumbnails(io.BytesIO(_png_header_only(10_000, 10_000)), (128,)))
+        list(files.thumbnails(io.BytesIO(_png_header_only(10_000, 10_000)), (128,), WORKER_BUDGET, 0))
 
 
 @pytest.mark.parametrize(
@@ -134,3 +136,82 @@ def test_content_type_comes_from_the_bytes(name, content_type):
 )
 def test_content_type_of_other_files(head, content_type):
     assert files.detect_content_type(head) == content_type
+
+
+def big_png(width: int, height: int, color_type: int = 6) -> bytes:
+    """A real, decodable PNG of `width` x `height` black pixels (RGBA by default) that compresses to
+    a few hundred KB: a decompression bomb under Pillow's pixel limit."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    channels = {0: 1, 2: 3, 6: 4}[color_type]
+    row = bytes(1 + width * channels)  # filter byte 0, then the row's samples
+    packer = zlib.compressobj(9)
+    idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def test_an_image_needing_more_memory_than_the_worker_spares_is_refused_before_decoding():
+    """Seen to fail against `reserve` without its `needed > self.limit_bytes` refusal (the image was
+    decoded and made into thumbnails)."""
+    # given: 4 Mpx of RGBA (about 35 MB to decode and resize) and a worker that spares 32 MB
+    budget = files.DecodeBudget(32 * 1024 * 1024)
+    bomb = big_png(2000, 2000)
+    assert len(bomb) < 20_000
+    # then
+    with pytest.raises(files.ImageTooLargeError, match=r"needs about 35 MB; this worker can spare 32 MB"):
+        list(files.thumbnails(io.BytesIO(bomb), (128,), budget, 0))
+
+
+@pytest.mark.parametrize(
+    ("mode", "converted_to", "per_pixel"),
+    [
+        ("L", None, 1),
+        ("RGB", None, 4),
+        ("RGBA", None, 8),
+        ("P", "RGB", 5),
+        ("P", "RGBA", 9),
+        ("CMYK", "RGB", 8),
+    ],
+)
+def test_decode_memory_counts_storage_conversion_and_premultiplied_alpha(mode, converted_to, per_pixel):
+    assert files.decode_bytes(mode, 1000, 1000, converted_to) == int(1_000_000 * per_pixel * 1.15)
+
+
+def test_images_that_do_not_fit_beside_those_being_decoded_wait_for_them():
+    """Seen to fail against `reserve` adding `needed` without waiting (both held 60 of 100 at once)."""
+    budget = files.DecodeBudget(100)
+    with budget.reserve(60, 0):
+        with pytest.raises(files.DecodeBusyError, match="other images hold"), budget.reserve(60, 0):
+            pass
+        with budget.reserve(40, 0):  # what is left is there to take
+            pass
+    with budget.reserve(60, 0):  # released when the first decode ended
+        pass
+
+
+def test_one_budget_per_process():
+    assert files.decode_budget(1024) is files.decode_budget(1024)
+    assert files.decode_budget(1024).limit_bytes == (1024 - 256) * 1024 * 1024
+
+
+def test_nothing_is_decoded_before_the_memory_is_reserved(monkeypatch):
+    """Seen to fail against `_thumbnails` reading the EXIF orientation before `budget.reserve` (a
+    PNG's getexif loads every pixel to look for an eXIf chunk: four 81 Mpx PNGs peaked at 1,586 MB
+    instead of 661 MB in bench/limits.py)."""
+    from PIL import PngImagePlugin
+
+    loads: list[tuple[int, int]] = []
+    real_load = PngImagePlugin.PngImageFile.load
+
+    def counting_load(self):
+        loads.append(self.size)
+        return real_load(self)
+
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", counting_load)
+    budget = files.DecodeBudget(100 * 1024 * 1024)
+    with budget.reserve(budget.limit_bytes, 0), pytest.raises(files.DecodeBusyError):
+        list(files.thumbnails(io.BytesIO(big_png(500, 500)), (128,), budget, 0))
+    assert loads == []

@@ -2,6 +2,9 @@
 that must still work. Host names are resolved through `ssrf.lookup`, replaced here by a fixed table so
 the tests need no DNS; `localhost` goes through the real resolver."""
 
+import threading
+from collections.abc import Iterator
+
 import pytest
 
 from lambdas import config
@@ -204,3 +207,52 @@ def test_unknown_host_is_refused_at_submission_but_a_flaky_resolver_is_not(monke
     webhook_fanout.check_submission(
         payload, submission_context(API_ENVIRONMENT)
     )  # accepted; deliveries check again
+
+
+class StalledResolver:
+    """A resolver that answers `FAKE_DNS` at once but never answers for `*.stalled.test` until
+    released (or 10 s pass): a DNS server that stopped answering, with no real DNS or sleep."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.answered_stalled = 0
+
+    def __call__(self, host: str, port: int) -> list[str]:
+        if not host.endswith(".stalled.test"):
+            return FAKE_DNS[host]
+        self.released.wait(timeout=10)
+        self.answered_stalled += 1
+        return ["93.184.216.34"]
+
+
+@pytest.fixture
+def stalled(monkeypatch) -> Iterator[StalledResolver]:
+    resolver = StalledResolver()
+    monkeypatch.setattr(ssrf, "lookup", resolver)
+    monkeypatch.setattr(webhook_fanout, "DNS_CHECK_SECONDS", 0.2)
+    yield resolver
+    resolver.released.set()
+
+
+def _fanout(*hosts: str) -> webhook_fanout.WebhookFanoutPayload:
+    endpoints = [{"id": f"e{i}", "url": f"https://{host}/hook"} for i, host in enumerate(hosts)]
+    return webhook_fanout.WebhookFanoutPayload.model_validate(
+        {"eventType": "e", "data": {}, "endpoints": endpoints}
+    )
+
+
+def test_submission_dns_checks_end_at_one_deadline_for_all_hosts(stalled):
+    """Seen to fail against `_resolution_problems` shutting its pool down with `wait=True` (the check
+    waited for every look-up: 160 stalled hosts on 16 threads, 100 s until the resolver gave up)."""
+    payload = _fanout(*(f"h{i}.stalled.test" for i in range(160)))
+
+    webhook_fanout.check_submission(payload, submission_context(API_ENVIRONMENT))  # accepted
+
+    # the check returned while every look-up was still waiting for the resolver
+    assert stalled.answered_stalled == 0
+
+
+def test_answers_that_came_in_time_still_refuse(stalled):
+    payload = _fanout("internal.attacker.test", *(f"h{i}.stalled.test" for i in range(40)))
+    with pytest.raises(InvalidPayloadError, match=r"internal\.attacker\.test resolves to 10\.1\.2\.3"):
+        webhook_fanout.check_submission(payload, submission_context(API_ENVIRONMENT))
