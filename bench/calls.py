@@ -1,4 +1,5 @@
-"""AWS calls per delivered endpoint of a webhook fan-out, and per plain job, counted by a botocore hook.
+"""AWS calls per delivered endpoint of a webhook fan-out, and per plain job, counted by a botocore hook;
+and the DynamoDB write units per delivered endpoint (`write_units`), with a small and a 100 KB event.
 
 The pipeline runs in-process: the api handler submits, and the worker handler is fed what the main queue
 holds, batch by batch, as the event source mapping would, until the parent job is finished. Every call
@@ -18,9 +19,14 @@ from typing import Any
 from bench import jobs
 from bench.report import Figure
 from bench.stack import API, WORKER, CallLog, Stack, counting_calls, reset_handlers
+from bench.write_units import WriteUnits, metering
 from lambdas import config
 
-FAN_OUTS = (3, 100)
+# (endpoints, KB of event data): the last is a large event, whose parent item is over 100 KB.
+FAN_OUTS = ((3, 0), (100, 0), (100, 100))
+# A delivery writes its child (claim, outcome: 2 KB or less, the outcome in a transaction) and its
+# fan-out's counters (under 1 KB, in the same transaction): 1 + 2 x (1 + 1), plus the delivery log line.
+UNITS_GOAL = 8
 PLAIN_JOBS = 10
 TIMEOUT_SECONDS = 120
 
@@ -71,21 +77,21 @@ def _drive(stack: Stack, log: CallLog, job_ids: list[str]) -> None:
     raise TimeoutError(f"jobs {job_ids[:3]}... did not finish within {TIMEOUT_SECONDS} s")
 
 
-def _counted_run(stack: Stack, bodies: list[dict[str, Any]]) -> Counter[str]:
+def _counted_run(stack: Stack, bodies: list[dict[str, Any]]) -> tuple[Counter[str], WriteUnits]:
     stack.drain()
     reset_handlers()
-    with counting_calls() as log:
+    with metering() as meter, counting_calls() as log:
         job_ids = [jobs.submit(body) for body in bodies]
         _drive(stack, log, job_ids)
-    return log.calls
+    return log.calls, meter
 
 
-def _fan_out_body(url: str, endpoints: int) -> dict[str, Any]:
+def _fan_out_body(url: str, endpoints: int, data_kb: int = 0) -> dict[str, Any]:
     return {
         "type": "webhook_fanout",
         "payload": {
             "eventType": "invoice.paid",
-            "data": {"invoice": "in_1", "amount": 4200},
+            "data": {"invoice": "in_1", "amount": 4200, "notes": "n" * (data_kb * 1024)},
             "endpoints": [{"id": f"ep{i}", "url": f"{url}/hook/{i}"} for i in range(endpoints)],
         },
     }
@@ -97,22 +103,25 @@ def _figure(name: str, calls: Counter[str], units: int, limit: float) -> Figure:
     return Figure(name, sum(calls.values()) / units, limit, detail, unit=" calls")
 
 
+def _units_figure(name: str, meter: WriteUnits, endpoints: int, limit: float) -> Figure:
+    detail = f"{meter.units} write units / {endpoints}; the largest item written {meter.largest_kb} KB"
+    return Figure(name, meter.units / endpoints, limit, detail, unit=" WCU")
+
+
 def measure(stack: Stack) -> list[Figure]:
     stack.use(API, WORKER)
     os.environ[config.ENV_WEBHOOK_ALLOW_LOOPBACK] = "true"  # the receiver is on loopback, as in `make run`
     jobs.install()
-    figures = [
-        _figure(
-            "AWS calls per plain job",
-            _counted_run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}] * PLAIN_JOBS),
-            PLAIN_JOBS,
-            4,
-        )
-    ]
+    calls, _ = _counted_run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}] * PLAIN_JOBS)
+    figures = [_figure("AWS calls per plain job", calls, PLAIN_JOBS, 4)]
     with receiver() as url:
-        for endpoints in FAN_OUTS:
+        for endpoints, data_kb in FAN_OUTS:
             _Receiver.deliveries = 0
-            calls = _counted_run(stack, [_fan_out_body(url, endpoints)])
+            calls, meter = _counted_run(stack, [_fan_out_body(url, endpoints, data_kb)])
             assert _Receiver.deliveries == endpoints, f"{_Receiver.deliveries} of {endpoints} delivered"
-            figures.append(_figure(f"AWS calls per delivered endpoint ({endpoints})", calls, endpoints, 5))
+            shape = f"{endpoints}, {data_kb} KB event" if data_kb else f"{endpoints}"
+            figures.append(_figure(f"AWS calls per delivered endpoint ({shape})", calls, endpoints, 5))
+            figures.append(
+                _units_figure(f"write units per delivered endpoint ({shape})", meter, endpoints, UNITS_GOAL)
+            )
     return figures

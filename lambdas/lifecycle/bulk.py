@@ -122,7 +122,7 @@ def _apply(store: JobStore, queue: JobQueue, action: str, job_id: str) -> bool:
         if action == "retry":
             actions.retry_job(store, queue, _EVERYONE, job_id)
         else:
-            actions.cancel_job(store, _EVERYONE, job_id)
+            actions.cancel_job(store, _EVERYONE, job_id, queue)
     except (NotRetryableError, NotCancellableError, JobNotFoundError):
         return False
     return True

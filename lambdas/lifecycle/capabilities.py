@@ -140,10 +140,12 @@ class WorkerCapabilities:
     def _bulk_action(
         self, job_id: str, attempt: int, remaining_ms: Callable[[], int], payload: Mapping[str, Any]
     ) -> Any:
-        # Imported on first use: only the operator's bulk jobs need the listing and the API models.
+        # Imported on first use: only the ops jobs need the listing and the API models.
         from lambdas.lifecycle.bulk import run_bulk
+        from lambdas.lifecycle.fan_out import run_fan_out_action
 
-        return run_bulk(self._store, self._queue, job_id, attempt, remaining_ms, payload)
+        run = run_fan_out_action if payload.get("fanOut") else run_bulk
+        return run(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
         recorded.add(self._deliveries.entry(attempt))

@@ -24,6 +24,7 @@ from lambdas.store.codec import (
     ATTEMPT_TOTAL,
     CHILDREN_BEFORE_LAST,
     CHILDREN_FINISHED,
+    CHILDREN_TOTAL,
     MAX_ERROR_CHARS,
     history_entry,
     millis,
@@ -207,17 +208,33 @@ class JobStore(JobListing, JobActions, ChildWrites):
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
         """The parent hands its work to `total` children and waits; checked again after the delay. The
-        parent as written: its counts say whether the children all finished first."""
+        parent as written, with its counts as they stood when its counters were armed: they say whether
+        the children all finished first (then no child will finish it)."""
         due = self.now() + check_after_seconds
-        extra = {
-            "childrenTotal": total,
-            CHILDREN_BEFORE_LAST: total - 1,
-            "result": codec.compact_json(result),
-        }
+        extra = {CHILDREN_TOTAL: total, "result": codec.compact_json(result)}
         update = self._attempt_update(job, JobStatus.WAITING, due, AttemptOutcome.DONE, extra)
-        # ADD 0 creates the finished count at 0 when no child has finished yet, and keeps it otherwise.
-        update = dataclasses.replace(update, add={CHILDREN_FINISHED: 0})
-        return self._update_or_stale(job.job_id, update)
+        try:
+            written = self._update(job.job_id, update)
+        except ConditionFailedError:
+            raise StaleAttemptError(job.job_id) from None
+        # Armed only now that the parent waits: a child that ends before is never the one to finish it.
+        arm = Update(
+            assign={CHILDREN_TOTAL: total, CHILDREN_BEFORE_LAST: total - 1, **self._counters_ttl()},
+            add={CHILDREN_FINISHED: 0},  # ADD 0: created at 0 when no child has finished yet
+            condition=f"attribute_exists({schema.JOBS_PK})",
+        )
+        try:
+            counters = self._update(codec.counters_id(job.job_id), arm)
+        except ConditionFailedError:
+            # Its children were written before counters items existed: they count on the parent.
+            legacy = Update(
+                assign={CHILDREN_BEFORE_LAST: total - 1},
+                add={CHILDREN_FINISHED: 0},
+                condition=_WAITING_CONDITION,
+                values={":waiting": "waiting"},
+            )
+            return self._update_or_stale(job.job_id, legacy)
+        return codec.to_job(written, counters)
 
     def finish_parent(self, parent: Job) -> Job | None:
         """A waiting parent becomes `done`; None when it was no longer waiting (another caller won)."""
@@ -230,9 +247,10 @@ class JobStore(JobListing, JobActions, ChildWrites):
             values={":waiting": "waiting"},
         )
         try:
-            return codec.to_job(self._update(parent.job_id, update))
+            written = self._update(parent.job_id, update)
         except ConditionFailedError:
             return None
+        return dataclasses.replace(codec.to_job(written), children=parent.children)
 
     def postpone_check(self, parent_id: str, check_after_seconds: int) -> None:
         """Move a waiting parent's next check out, so recovery does not look at it again at once."""
@@ -345,7 +363,8 @@ class JobStore(JobListing, JobActions, ChildWrites):
         (a retry, a duplicate message) never resets a child that has already made progress. Two runs
         of one parent cannot overlap, because each run holds the parent's claim. `first_run`: the
         parent's first attempt ever (`attemptTotal` 1), before which no run can have written a child,
-        so there is nothing to read.
+        so there is nothing to read. The parent's counters item is created before any child exists
+        (and so before any can end), and never over one that exists.
         """
         now = self.now()
         existing: set[str] = set()
@@ -354,5 +373,15 @@ class JobStore(JobListing, JobActions, ChildWrites):
             found = batches.get_all(self._ddb, self._table, keys, projection=schema.JOBS_PK)
             existing = {item[schema.JOBS_PK]["S"] for item in found}
         fresh = [c for c in children if c.job_id not in existing]
+        if fresh and not existing and fresh[0].parent_id:
+            # None existed: a parent whose children counted on its own item always has some.
+            self._create_counters(fresh[0].parent_id, fresh[0].owner)
         batches.put_all(self._ddb, self._table, [self._items.new_item(c, now) for c in fresh])
         return [c.job_id for c in fresh]
+
+    def _create_counters(self, parent_id: str, owner: str) -> None:
+        """The fan-out's counters item at zero; one that exists (a re-run) keeps its counts."""
+        update = Update(
+            assign={"owner": owner, **self._counters_ttl()}, add={CHILDREN_FINISHED: 0}, condition=""
+        )
+        self._update(codec.counters_id(parent_id), update, returns="NONE")
