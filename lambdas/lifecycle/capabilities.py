@@ -151,7 +151,8 @@ class WorkerCapabilities:
         recorded.add(self._deliveries.entry(attempt))
 
     def _read_job(self, job_id: str | None) -> Job | None:
-        return None if job_id is None else self._store.get(job_id)
+        # A child reads its parent's payload (the event), never its counts.
+        return None if job_id is None else self._store.get(job_id, counts=False)
 
     def _signing_secret(self) -> str:
         # Imported on first use: only webhook deliveries need it, and it costs cold-start time.

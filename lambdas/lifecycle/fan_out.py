@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lambdas import config
 from lambdas.jobs.base import ContinueLater
 from lambdas.lifecycle.reads import child_ids
 from lambdas.models.job import Job, JobStatus, NewJob
@@ -31,8 +32,7 @@ from lambdas.store.errors import JobMovedError, ParentMovedError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-# A fan-out with more children than this is retried or cancelled by an ops job, not in the request.
-INLINE_CHILDREN = 25
+INLINE_CHILDREN = config.FAN_OUT_INLINE_CHILDREN
 # A parent put back to `waiting` is checked by the sweeper after this long, if no child settles it first.
 PARENT_RECHECK_SECONDS = 60
 # Each round is a change someone else made to the parent between its reading and the child's write.

@@ -105,7 +105,7 @@ class ChildWrites(JobTable):
                 except TransactionCancelledError:
                     continue
                 return Ended(None)
-            return Ended(None, self.get(parent_id))
+            return Ended(None, self.get(parent_id, counts=False))
         raise StoreError(f"the parent {parent_id} kept changing under its child {job_id}'s write")
 
     def _end_on_parent(

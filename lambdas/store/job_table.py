@@ -5,6 +5,7 @@ a job's write together with its parent's in one transaction.
 caller's retry and cancel) build on it.
 """
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,13 +44,17 @@ class JobTable:
     def now(self) -> float:
         return self._clock()
 
-    def get(self, job_id: str) -> Job | None:
-        """The job (consistent read); a waiting or finished fan-out with its counters item's counts."""
+    def get(self, job_id: str, counts: bool = True) -> Job | None:
+        """The job (consistent read); a waiting or finished fan-out with its counters item's counts
+        (without `counts`, a reader that needs none saves the second read: `children` is then None)."""
         item = self._raw_item(codec.key(job_id))
         if item is None or not codec.is_job_item(item):
             return None
-        counters = self._raw_item(codec.counters_key(job_id)) if codec.is_parent_item(item) else None
-        return codec.to_job(item, counters)
+        if not codec.is_parent_item(item):
+            return codec.to_job(item)
+        if not counts:
+            return dataclasses.replace(codec.to_job(item), children=None)
+        return codec.to_job(item, self._raw_item(codec.counters_key(job_id)))
 
     def _raw_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
         item: dict[str, Any] | None = self._ddb.get_item(

@@ -36,7 +36,7 @@ from lambdas.store.errors import (
     StaleAttemptError,
     domain_errors,
 )
-from lambdas.store.expressions import Update
+from lambdas.store.expressions import Update, marshal
 from lambdas.store.listing import JobListing
 from lambdas.store.transactions import Put
 
@@ -373,15 +373,14 @@ class JobStore(JobListing, JobActions, ChildWrites):
             found = batches.get_all(self._ddb, self._table, keys, projection=schema.JOBS_PK)
             existing = {item[schema.JOBS_PK]["S"] for item in found}
         fresh = [c for c in children if c.job_id not in existing]
+        items = [self._items.new_item(c, now) for c in fresh]
         if fresh and not existing and fresh[0].parent_id:
-            # None existed: a parent whose children counted on its own item always has some.
-            self._create_counters(fresh[0].parent_id, fresh[0].owner)
-        batches.put_all(self._ddb, self._table, [self._items.new_item(c, now) for c in fresh])
+            # No child exists, so none has ended: the counters item is written at zero with them (a
+            # parent whose children counted on its own item always has some, and gets none).
+            items.insert(0, self._counters_item(fresh[0].parent_id, fresh[0].owner))
+        batches.put_all(self._ddb, self._table, items)
         return [c.job_id for c in fresh]
 
-    def _create_counters(self, parent_id: str, owner: str) -> None:
-        """The fan-out's counters item at zero; one that exists (a re-run) keeps its counts."""
-        update = Update(
-            assign={"owner": owner, **self._counters_ttl()}, add={CHILDREN_FINISHED: 0}, condition=""
-        )
-        self._update(codec.counters_id(parent_id), update, returns="NONE")
+    def _counters_item(self, parent_id: str, owner: str) -> dict[str, Any]:
+        values = {schema.JOBS_PK: codec.counters_id(parent_id), "owner": owner, CHILDREN_FINISHED: 0}
+        return marshal({**values, **self._counters_ttl()})

@@ -7,10 +7,10 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
-from lambdas.lifecycle.fan_out import INLINE_CHILDREN
 from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
 
 router = Router()
@@ -38,7 +38,7 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
     description=(
         "A `dead` job goes back to `pending` with a fresh attempt budget; a finished fan-out retries its dead "
         "children and goes back to `waiting`. Its history keeps the earlier attempts. A fan-out of more than "
-        f"{INLINE_CHILDREN} children is retried by an ops job (type `bulk_action`): the answer's `jobId` and "
+        f"{config.FAN_OUT_INLINE_CHILDREN} children is retried by an ops job (type `bulk_action`): the answer's `jobId` and "
         "Location are the ops job's, whose `result` counts the children retried."
     ),
     responses=responses(
@@ -66,7 +66,7 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     summary="Cancel a job",
     description=(
         "A `pending` job becomes `cancelled` and never runs; a `waiting` fan-out cancels its pending "
-        f"children, then itself. A fan-out of more than {INLINE_CHILDREN} children is cancelled by an ops job "
+        f"children, then itself. A fan-out of more than {config.FAN_OUT_INLINE_CHILDREN} children is cancelled by an ops job "
         "(type `bulk_action`): 202 with the ops job's `jobId` and Location."
     ),
     responses=responses(
