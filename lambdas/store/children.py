@@ -51,12 +51,21 @@ _LAST_ON_PARENT = f"#status = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEF
 
 
 @dataclass(frozen=True)
+class FinishedParent:
+    """The parent a child's write finished, as its `waiting -> done` log line names it."""
+
+    job_id: str
+    job_type: str
+    attempts: int
+
+
+@dataclass(frozen=True)
 class Ended:
     """What a terminal write did. `job`: the job as written, when the write returned it (a lone
     UpdateItem does, a transaction does not). `parent_finished`: the parent, when this write finished it."""
 
     job: Job | None
-    parent_finished: Job | None = None
+    parent_finished: FinishedParent | None = None
 
 
 class ChildWrites(JobTable):
@@ -105,7 +114,12 @@ class ChildWrites(JobTable):
                 except TransactionCancelledError:
                     continue
                 return Ended(None)
-            return Ended(None, self.get(parent_id, counts=False))
+            # The counters item names its parent's type and attempt (written when it was armed).
+            armed = codec.unmarshal(seen)
+            parent = FinishedParent(
+                parent_id, str(armed.get(codec.PARENT_TYPE, "")), int(armed.get(codec.PARENT_ATTEMPTS, 0))
+            )
+            return Ended(None, parent)
         raise StoreError(f"the parent {parent_id} kept changing under its child {job_id}'s write")
 
     def _end_on_parent(
@@ -131,7 +145,8 @@ class ChildWrites(JobTable):
                 self._write_or_stale(job_id, [job, self._parent_op(parent_id, finishing)], puts)
             except TransactionCancelledError:
                 continue  # the parent moved after it was seen: decide again
-            return Ended(None, codec.job_from_values(finishing.applied_to(parent)))
+            finished = codec.job_from_values(finishing.applied_to(parent))
+            return Ended(None, FinishedParent(finished.job_id, finished.job_type, finished.attempts))
         raise StoreError(f"the parent {parent_id} kept changing under its child {job_id}'s write")
 
     def _finishing(self, parent_id: str, owner: str) -> Update:

@@ -43,6 +43,10 @@ CHILDREN_TOTAL = "childrenTotal"
 # id and this suffix (no job id has a `#`): a child's terminal write then rewrites ~200 bytes, not the
 # parent's payload (up to 256 KB; DynamoDB bills a write by the size of the item written).
 COUNTERS_SUFFIX = "#children"
+# The counters item also names its parent's type and attempt, for the log line of the child that
+# finishes it (so that child reads nothing).
+PARENT_TYPE = "parentType"
+PARENT_ATTEMPTS = "parentAttempts"
 HISTORY_SLOTS = 10
 HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays for its whole size
 ATTEMPT_TOTAL = "attemptTotal"

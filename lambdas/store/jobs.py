@@ -219,7 +219,14 @@ class JobStore(JobListing, JobActions, ChildWrites):
             raise StaleAttemptError(job.job_id) from None
         # Armed only now that the parent waits: a child that ends before is never the one to finish it.
         arm = Update(
-            assign={CHILDREN_TOTAL: total, CHILDREN_BEFORE_LAST: total - 1, **self._counters_ttl()},
+            assign={
+                CHILDREN_TOTAL: total,
+                CHILDREN_BEFORE_LAST: total - 1,
+                # What the log line of the child that finishes the parent names.
+                codec.PARENT_TYPE: job.job_type,
+                codec.PARENT_ATTEMPTS: job.attempts,
+                **self._counters_ttl(),
+            },
             add={CHILDREN_FINISHED: 0},  # ADD 0: created at 0 when no child has finished yet
             condition=f"attribute_exists({schema.JOBS_PK})",
         )
