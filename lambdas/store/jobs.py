@@ -1,8 +1,8 @@
 """The job transitions: every state change of a job record is one conditional write.
 
 Writes made on behalf of a running attempt are conditioned on that attempt's number, so a worker whose
-lease expired cannot overwrite what a newer attempt did. A child job's terminal write and its parent's
-counter change commit in one transaction, so the counts on a fan-out are exact even when a worker dies
+lease expired cannot overwrite what a newer attempt did. A child job's terminal write and its fan-out's
+counters item's change commit in one transaction, so the counts on a fan-out are exact even when a worker dies
 between the two. The item shape lives in `codec`, the expression syntax in `expressions`.
 """
 
