@@ -1,4 +1,5 @@
-"""AWS calls per delivered endpoint of a webhook fan-out, and per plain job, counted by a botocore hook.
+"""AWS calls per delivered endpoint of a webhook fan-out, and per plain job, counted by a botocore hook;
+and the DynamoDB write units per delivered endpoint (`write_units`), with a small and a 100 KB event.
 
 The pipeline runs in-process: the api handler submits, and the worker handler is fed what the main queue
 holds, batch by batch, as the event source mapping would, until the parent job is finished. Every call
@@ -6,6 +7,8 @@ the functions' clients make is counted (the event source mapping's own polling i
 docs/performance.md prices it separately). Endpoints are a loopback receiver that answers 204.
 """
 
+import json
+import math
 import os
 import threading
 import time
@@ -18,9 +21,18 @@ from typing import Any
 from bench import jobs
 from bench.report import Figure
 from bench.stack import API, WORKER, CallLog, Stack, counting_calls, reset_handlers
+from bench.write_units import WriteUnits, metering
 from lambdas import config
 
-FAN_OUTS = (3, 100)
+# (endpoints, KB of event data): the last is a large event, whose parent item is over 100 KB.
+FAN_OUTS = ((3, 0), (100, 0), (100, 100))
+# Write units a delivery may cost, whatever the event's size: its claim (the child, under 2 KB: up to
+# 2 units) and one transaction of the child, the counters item and the log line (2 x (2 + 1 + 1)).
+UNITS_PER_DELIVERY = 10
+# What the fan-out writes once, per KB of its parent item: its put, claim and `waiting` write (one
+# each), the last child's transaction (two), and its reopen by a retry; plus the counters item twice.
+PARENT_WRITES_PER_KB = 6
+COUNTERS_WRITES = 4
 PLAIN_JOBS = 10
 TIMEOUT_SECONDS = 120
 
@@ -71,21 +83,21 @@ def _drive(stack: Stack, log: CallLog, job_ids: list[str]) -> None:
     raise TimeoutError(f"jobs {job_ids[:3]}... did not finish within {TIMEOUT_SECONDS} s")
 
 
-def _counted_run(stack: Stack, bodies: list[dict[str, Any]]) -> Counter[str]:
+def _counted_run(stack: Stack, bodies: list[dict[str, Any]]) -> tuple[Counter[str], WriteUnits]:
     stack.drain()
     reset_handlers()
-    with counting_calls() as log:
+    with metering() as meter, counting_calls() as log:
         job_ids = [jobs.submit(body) for body in bodies]
         _drive(stack, log, job_ids)
-    return log.calls
+    return log.calls, meter
 
 
-def _fan_out_body(url: str, endpoints: int) -> dict[str, Any]:
+def _fan_out_body(url: str, endpoints: int, data_kb: int = 0) -> dict[str, Any]:
     return {
         "type": "webhook_fanout",
         "payload": {
             "eventType": "invoice.paid",
-            "data": {"invoice": "in_1", "amount": 4200},
+            "data": {"invoice": "in_1", "amount": 4200, "notes": "n" * (data_kb * 1024)},
             "endpoints": [{"id": f"ep{i}", "url": f"{url}/hook/{i}"} for i in range(endpoints)],
         },
     }
@@ -97,22 +109,31 @@ def _figure(name: str, calls: Counter[str], units: int, limit: float) -> Figure:
     return Figure(name, sum(calls.values()) / units, limit, detail, unit=" calls")
 
 
+def _units_figure(name: str, meter: WriteUnits, body: dict[str, Any]) -> Figure:
+    """Per delivered endpoint, against the goal that a delivery's own writes do not grow with the event:
+    only the fan-out's few writes of its parent do, spread over its endpoints."""
+    endpoints = len(body["payload"]["endpoints"])
+    parent_kb = math.ceil(len(json.dumps(body["payload"])) / 1024) + 1
+    limit = UNITS_PER_DELIVERY + (PARENT_WRITES_PER_KB * parent_kb + COUNTERS_WRITES) / endpoints
+    detail = f"{meter.units} write units / {endpoints}; the largest item written {meter.largest_kb} KB"
+    return Figure(name, meter.units / endpoints, round(limit, 2), detail, unit=" WCU")
+
+
 def measure(stack: Stack) -> list[Figure]:
     stack.use(API, WORKER)
     os.environ[config.ENV_WEBHOOK_ALLOW_LOOPBACK] = "true"  # the receiver is on loopback, as in `make run`
     jobs.install()
-    figures = [
-        _figure(
-            "AWS calls per plain job",
-            _counted_run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}] * PLAIN_JOBS),
-            PLAIN_JOBS,
-            4,
-        )
-    ]
+    calls, _ = _counted_run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}] * PLAIN_JOBS)
+    figures = [_figure("AWS calls per plain job", calls, PLAIN_JOBS, 4)]
     with receiver() as url:
-        for endpoints in FAN_OUTS:
+        for endpoints, data_kb in FAN_OUTS:
             _Receiver.deliveries = 0
-            calls = _counted_run(stack, [_fan_out_body(url, endpoints)])
+            body = _fan_out_body(url, endpoints, data_kb)
+            calls, meter = _counted_run(stack, [body])
             assert _Receiver.deliveries == endpoints, f"{_Receiver.deliveries} of {endpoints} delivered"
-            figures.append(_figure(f"AWS calls per delivered endpoint ({endpoints})", calls, endpoints, 5))
+            shape = f"{endpoints}, {data_kb} KB event" if data_kb else f"{endpoints}"
+            # 5 per endpoint, and once per fan-out the arming of its counters item (docs/performance.md)
+            limit = round(5 + 1 / endpoints, 2)
+            figures.append(_figure(f"AWS calls per delivered endpoint ({shape})", calls, endpoints, limit))
+            figures.append(_units_figure(f"write units per delivered endpoint ({shape})", meter, body))
     return figures

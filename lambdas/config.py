@@ -125,3 +125,8 @@ CLIENT_KEYS: Final = ("default",)
 OPERATOR_KEY_NAME: Final = "operator"
 KEY_NAME_TAG: Final = "offload:key-name"
 KEY_ROLE_TAG: Final = "offload:key-role"
+
+# A fan-out with more children than this is retried or cancelled by an ops job (`bulk_action` with
+# `fanOut`), not in the request: one transaction (and a send) per child, about 3 calls each, would take
+# a 1000-endpoint fan-out past the API's 10 s (lambdas/lifecycle/fan_out.py).
+FAN_OUT_INLINE_CHILDREN: Final = 25

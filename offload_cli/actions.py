@@ -54,6 +54,13 @@ def each(target: Target, action: str, job_ids: list[str]) -> int:
             print(f"offload: {error}", file=sys.stderr, flush=True)
             failures.append(error.code)
             continue
+        ops_id = str(job.get("jobId", job_id))
+        if ops_id != job_id:  # a large fan-out: the API handed the work to an ops job
+            print(
+                f"{job_id}  {action} runs as ops job {ops_id} (see it with: offload show {ops_id})",
+                flush=True,
+            )
+            continue
         done, status = DONE_AS[action], job.get("status", "?")
         print(f"{job_id}  {done}" if status == done else f"{job_id}  {done}, now {status}", flush=True)
     return max(failures, default=ExitCode.OK)

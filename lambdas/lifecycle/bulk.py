@@ -16,19 +16,18 @@ delivery does at least one page first, so a worker whose whole timeout is under 
 makes progress instead of handing the job on forever.
 """
 
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas.jobs.base import ContinueLater
 from lambdas.lifecycle import actions
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
+from lambdas.lifecycle.fan_out import store_ops_job
 from lambdas.lifecycle.paging import shard_positions
 from lambdas.lifecycle.reads import list_query
 from lambdas.models.api import BulkAction, BulkRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus, NewJob
-from lambdas.observability import log_transition, logger
+from lambdas.models.job import Job, JobStatus
 from lambdas.store.codec import millis
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
@@ -58,21 +57,7 @@ def start_bulk(
         "before": before,
         "limit": request.limit,
     }
-    job = store.put_new(
-        NewJob(
-            job_id=str(uuid.uuid4()),
-            job_type=BULK_TYPE,
-            payload={k: v for k, v in payload.items() if v is not None},
-            max_attempts=BULK_MAX_ATTEMPTS,
-            owner=caller.owner,
-        )
-    )
-    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
-    try:
-        queue.send(job.job_id)
-    except Exception:
-        logger.exception("SendMessage failed after a bulk job was stored; the recovery sweep will send it")
-    return job
+    return store_ops_job(store, queue, {k: v for k, v in payload.items() if v is not None}, caller.owner)
 
 
 def run_bulk(
@@ -123,7 +108,7 @@ def _apply(store: JobStore, queue: JobQueue, action: str, job_id: str) -> bool:
         if action == "retry":
             actions.retry_job(store, queue, _EVERYONE, job_id)
         else:
-            actions.cancel_job(store, _EVERYONE, job_id)
+            actions.cancel_job(store, _EVERYONE, job_id, queue)
     except (NotRetryableError, NotCancellableError, JobNotFoundError):
         return False
     return True

@@ -140,16 +140,19 @@ class WorkerCapabilities:
     def _bulk_action(
         self, job_id: str, attempt: int, remaining_ms: Callable[[], int], payload: Mapping[str, Any]
     ) -> Any:
-        # Imported on first use: only the operator's bulk jobs need the listing and the API models.
+        # Imported on first use: only the ops jobs need the listing and the API models.
         from lambdas.lifecycle.bulk import run_bulk
+        from lambdas.lifecycle.fan_out import run_fan_out_action
 
-        return run_bulk(self._store, self._queue, job_id, attempt, remaining_ms, payload)
+        run = run_fan_out_action if payload.get("fanOut") else run_bulk
+        return run(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
         recorded.add(self._deliveries.entry(attempt))
 
     def _read_job(self, job_id: str | None) -> Job | None:
-        return None if job_id is None else self._store.get(job_id)
+        # A child reads its parent's payload (the event), never its counts.
+        return None if job_id is None else self._store.get(job_id, counts=False)
 
     def _signing_secret(self) -> str:
         # Imported on first use: only webhook deliveries need it, and it costs cold-start time.

@@ -6,8 +6,8 @@ Claim, run, then exactly one conditional write for the outcome:
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
 - dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts.
 What the attempt recorded (a delivery's log line) commits with that write. A fan-out child's terminal
-write also moves its parent's counters and, when it is the last child, finishes the parent (see
-`lambdas/store/children.py`); a parent that starts waiting after its children all finished finishes
+write also moves its fan-out's counters (their own item) and, when it is the last child, finishes
+the parent (see `lambdas/store/children.py`); a parent that starts waiting after its children all finished finishes
 itself. A message that cannot be claimed is a duplicate (dropped) unless it names no job (a poison
 message, forwarded to the dead-letter queue with its raw body).
 """

@@ -52,6 +52,9 @@ class ChildCounts:
     done: int
     dead: int
     cancelled: int = 0
+    # The counts live in the fan-out's own small counters item (`codec.counters_id`), not on the parent:
+    # False only for a parent whose children started before counters items existed.
+    apart: bool = True
 
     @property
     def pending(self) -> int:

@@ -1,23 +1,29 @@
-"""A job's terminal write, with its fan-out parent's counters in the same transaction, which also tells
-the last child that it is the last and lets it finish the parent: no read of the parent, no settle.
+"""A job's terminal write, with its fan-out's counters in the same transaction, which also tells the
+last child that it is the last and lets it finish the parent: no read of the parent, no settle.
 
-The parent's part of the transaction is conditioned on "this child is not the last one": the parent is
-not `waiting` yet (it finishes itself when it starts waiting, if its children were quicker), or its
-`childrenFinished` is not `childrenBeforeLast` (DynamoDB conditions cannot add, so the parent stores
-`childrenTotal - 1` when it starts waiting). When that condition fails, the cancellation hands back the
-parent as it stood (ReturnValuesOnConditionCheckFailure): waiting, with one child left, this one. A
-second transaction then writes the child, moves the counters and finishes the parent, conditioned on the
-same equality, so of two racing writers exactly one finishes it; if the parent moved in between (a
-child retried by a caller, the fan-out cancelled) the child decides again from the start. The counts
-stay exact because every change of them commits with the child's own write, and a child whose attempt
-lost its lease changes nothing (its own condition fails the whole transaction).
+The counters live in the fan-out's own small item (`codec.counters_id`: the counts, `childrenTotal` and
+`childrenBeforeLast`), created before the first child is sent and armed with `childrenBeforeLast` when
+the parent starts waiting. A child's part of the transaction is on that item, never on the parent's
+(whose payload may be 256 KB, and DynamoDB bills a write by the item's size), conditioned on "this child
+is not the last one": `childrenBeforeLast` is not there yet, or `childrenFinished` is not it
+(DynamoDB conditions cannot add, so `childrenTotal - 1` is stored). When that condition fails, the
+cancellation hands back the counters as they stood (ReturnValuesOnConditionCheckFailure): one child
+left, this one. A second transaction then writes the child, moves the counters and makes the parent
+`done` (conditioned on the same equality and on the parent `waiting`), so of two racing writers exactly
+one finishes it; if the counters moved in between (a child retried by a caller) the child decides again
+from the start, and if the parent is not waiting (cancelled, or running again) the child only counts.
+The counts stay exact because every change of them commits with the child's own write, and a child
+whose attempt lost its lease changes nothing (its own condition fails the whole transaction).
+
+A parent whose children started before counters items existed has no counters item: its children count
+on the parent's own item, as they did then (`_end_on_parent`).
 
 Extra puts (a webhook delivery's log line) commit in the same transaction.
 """
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema, transactions
@@ -27,13 +33,30 @@ from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
 from lambdas.store.transactions import Put
 
+_WAITING = {":waiting": JobStatus.WAITING.value}
 # Each round is a change someone else made to the parent between this child's two transactions.
 MAX_ROUNDS = 10
 _NOT_LAST = (
+    f"attribute_exists({schema.JOBS_PK}) AND "
+    f"(attribute_not_exists(#{CHILDREN_BEFORE_LAST}) OR #{CHILDREN_FINISHED} <> #{CHILDREN_BEFORE_LAST})"
+)
+_LAST = f"#{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
+_COUNTERS_EXIST = f"attribute_exists({schema.JOBS_PK})"
+# The same rules on the parent's own item, for a parent counted there (before counters items existed).
+_NOT_LAST_ON_PARENT = (
     f"attribute_exists({schema.JOBS_PK}) AND (#status <> :waiting OR "
     f"attribute_not_exists(#{CHILDREN_BEFORE_LAST}) OR #{CHILDREN_FINISHED} <> #{CHILDREN_BEFORE_LAST})"
 )
-_LAST = f"#status = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
+_LAST_ON_PARENT = f"#status = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
+
+
+@dataclass(frozen=True)
+class FinishedParent:
+    """The parent a child's write finished, as its `waiting -> done` log line names it."""
+
+    job_id: str
+    job_type: str
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -42,7 +65,7 @@ class Ended:
     UpdateItem does, a transaction does not). `parent_finished`: the parent, when this write finished it."""
 
     job: Job | None
-    parent_finished: Job | None = None
+    parent_finished: FinishedParent | None = None
 
 
 class ChildWrites(JobTable):
@@ -67,34 +90,71 @@ class ChildWrites(JobTable):
     ) -> Ended:
         job = self._job_op(job_id, change)
         counters = codec.counter_changes(status, 1)
-        not_last = Update(assign={}, add=counters, condition=_NOT_LAST, values={":waiting": "waiting"})
+        not_last = Update(assign=self._counters_ttl(), add=counters, condition=_NOT_LAST)
+        for _ in range(MAX_ROUNDS):
+            try:
+                self._write_or_stale(job_id, [job, self._counters_op(parent_id, not_last)], puts)
+                return Ended(None)
+            except TransactionCancelledError as cancelled:
+                seen = cancelled.seen.get("counters") or self._raw_item(codec.counters_key(parent_id))
+            if seen is None:  # no counters item: a parent counted on its own item, or one that is gone
+                return self._end_on_parent(job_id, parent_id, change, status, puts)
+            last = Update(assign=self._counters_ttl(), add=counters, condition=_LAST)
+            done = self._finishing(parent_id, codec.unmarshal(seen).get("owner", ""))
+            try:
+                operations = [job, self._counters_op(parent_id, last), self._parent_op(parent_id, done)]
+                self._write_or_stale(job_id, operations, puts)
+            except TransactionCancelledError as cancelled:
+                if "counters" in cancelled.failed:
+                    continue  # the counters moved after they were seen: decide again
+                # The parent is not waiting (cancelled, or running again): this child only counts.
+                counted = Update(assign=self._counters_ttl(), add=counters, condition=_COUNTERS_EXIST)
+                try:
+                    self._write_or_stale(job_id, [job, self._counters_op(parent_id, counted)], puts)
+                except TransactionCancelledError:
+                    continue
+                return Ended(None)
+            # The counters item names its parent's type and attempt (written when it was armed).
+            armed = codec.unmarshal(seen)
+            parent = FinishedParent(
+                parent_id, str(armed.get(codec.PARENT_TYPE, "")), int(armed.get(codec.PARENT_ATTEMPTS, 0))
+            )
+            return Ended(None, parent)
+        raise StoreError(f"the parent {parent_id} kept changing under its child {job_id}'s write")
+
+    def _end_on_parent(
+        self, job_id: str, parent_id: str, change: Update, status: JobStatus, puts: Sequence[Put]
+    ) -> Ended:
+        """The terminal write of a child whose parent counts on its own item (or is gone)."""
+        job = self._job_op(job_id, change)
+        counters = codec.counter_changes(status, 1)
+        not_last = Update(assign={}, add=counters, condition=_NOT_LAST_ON_PARENT, values=_WAITING)
         for _ in range(MAX_ROUNDS):
             try:
                 self._write_or_stale(job_id, [job, self._parent_op(parent_id, not_last)], puts)
                 return Ended(None)
             except TransactionCancelledError as cancelled:
-                seen = cancelled.seen.get("parent") or self._raw(parent_id)
+                seen = cancelled.seen.get("parent") or self._raw_item(codec.key(parent_id))
             if seen is None:  # the parent is gone (expired): the child's own write still happens
                 self._write_or_stale(job_id, [job], puts)
                 return Ended(None)
-            finishing = self._finishing(codec.unmarshal(seen), counters)
+            parent = codec.unmarshal(seen)
+            done = self._finishing(parent_id, parent.get("owner", ""))
+            finishing = dataclasses.replace(done, add=counters, condition=_LAST_ON_PARENT, values=_WAITING)
             try:
                 self._write_or_stale(job_id, [job, self._parent_op(parent_id, finishing)], puts)
             except TransactionCancelledError:
                 continue  # the parent moved after it was seen: decide again
-            return Ended(None, codec.job_from_values(finishing.applied_to(codec.unmarshal(seen))))
+            finished = codec.job_from_values(finishing.applied_to(parent))
+            return Ended(None, FinishedParent(finished.job_id, finished.job_type, finished.attempts))
         raise StoreError(f"the parent {parent_id} kept changing under its child {job_id}'s write")
 
-    def _finishing(self, parent: dict[str, Any], counters: dict[str, int]) -> Update:
-        """The last child's change to its waiting parent: the counters, and `done`."""
+    def _finishing(self, parent_id: str, owner: str) -> Update:
+        """The last child's change to its waiting parent: `done`."""
         now = self.now()
-        state = self._items.state(parent[schema.JOBS_PK], parent.get("owner", ""), JobStatus.DONE, now, now)
+        state = self._items.state(parent_id, owner, JobStatus.DONE, now, now)
         return Update(
-            assign=state.assign,
-            add=counters,
-            remove=state.remove,
-            condition=_LAST,
-            values={":waiting": "waiting"},
+            assign=state.assign, remove=state.remove, condition="#status = :waiting", values=_WAITING
         )
 
     def _write_or_stale(
@@ -108,7 +168,7 @@ class ChildWrites(JobTable):
         except TransactionCancelledError as cancelled:
             if "job" in cancelled.failed:
                 raise StaleAttemptError(job_id) from None
-            if "parent" not in cancelled.failed:
+            if not cancelled.failed & {"parent", "counters"}:
                 raise StoreError(f"the write of job {job_id} could not commit: {cancelled}") from None
             raise
 
@@ -118,8 +178,5 @@ class ChildWrites(JobTable):
     def _parent_op(self, parent_id: str, change: Update) -> transactions.Operation:
         return transactions.update("parent", self._table, codec.key(parent_id), change, seen=True)
 
-    def _raw(self, job_id: str) -> dict[str, Any] | None:
-        item: dict[str, Any] | None = self._ddb.get_item(
-            TableName=self._table, Key=codec.key(job_id), ConsistentRead=True
-        ).get("Item")
-        return item
+    def _counters_op(self, parent_id: str, change: Update) -> transactions.Operation:
+        return transactions.update("counters", self._table, codec.counters_key(parent_id), change, seen=True)

@@ -40,6 +40,15 @@ TERMINAL_COUNTER = {
 # two to learn, without a read, whether it is the parent's last (DynamoDB conditions have no arithmetic).
 CHILDREN_FINISHED = "childrenFinished"
 CHILDREN_BEFORE_LAST = "childrenBeforeLast"
+CHILDREN_TOTAL = "childrenTotal"
+# A fan-out's counters (the four above and its total) live in an item of their own, keyed by the parent's
+# id and this suffix (no job id has a `#`): a child's terminal write then rewrites ~200 bytes, not the
+# parent's payload (up to 256 KB; DynamoDB bills a write by the size of the item written).
+COUNTERS_SUFFIX = "#children"
+# The counters item also names its parent's type and attempt, for the log line of the child that
+# finishes it (so that child reads nothing).
+PARENT_TYPE = "parentType"
+PARENT_ATTEMPTS = "parentAttempts"
 HISTORY_SLOTS = 10
 HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays for its whole size
 ATTEMPT_TOTAL = "attemptTotal"
@@ -75,19 +84,39 @@ def key(job_id: str) -> dict[str, Any]:
     return {schema.JOBS_PK: {"S": job_id}}
 
 
-def to_job(item: dict[str, Any]) -> Job:
-    """The Job a raw (marshalled) DynamoDB item holds."""
-    return job_from_values(unmarshal(item))
+def counters_id(parent_id: str) -> str:
+    return f"{parent_id}{COUNTERS_SUFFIX}"
 
 
-def job_from_values(raw: dict[str, Any]) -> Job:
+def counters_key(parent_id: str) -> dict[str, Any]:
+    return key(counters_id(parent_id))
+
+
+def is_job_item(item: dict[str, Any]) -> bool:
+    """A job's item, not a fan-out's counters item (which has no type)."""
+    return "jobType" in item
+
+
+def is_parent_item(item: dict[str, Any]) -> bool:
+    """A (marshalled) job item of a fan-out that has started waiting for its children."""
+    return CHILDREN_TOTAL in item
+
+
+def to_job(item: dict[str, Any], counters: dict[str, Any] | None = None) -> Job:
+    """The Job a raw (marshalled) DynamoDB item holds; a parent's counts from its `counters` item."""
+    return job_from_values(unmarshal(item), unmarshal(counters) if counters else None)
+
+
+def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None) -> Job:
     children = None
-    if "childrenTotal" in raw:
+    if CHILDREN_TOTAL in raw:
+        counts = counters if counters is not None else raw  # on the parent: written before counters items
         children = ChildCounts(
-            total=int(raw["childrenTotal"]),
-            done=int(raw.get("childrenDone", 0)),
-            dead=int(raw.get("childrenDead", 0)),
-            cancelled=int(raw.get("childrenCancelled", 0)),
+            total=int(raw[CHILDREN_TOTAL]),
+            done=int(counts.get("childrenDone", 0)),
+            dead=int(counts.get("childrenDead", 0)),
+            cancelled=int(counts.get("childrenCancelled", 0)),
+            apart=counters is not None,
         )
     return Job(
         job_id=raw[schema.JOBS_PK],

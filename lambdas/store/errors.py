@@ -90,3 +90,8 @@ def domain_errors(item_names: Sequence[str] = ()) -> Iterator[None]:
 
 class JobMovedError(StoreError):
     """A caller's action found the job (or its fan-out's parent) no longer in the state it acted on."""
+
+
+class ParentMovedError(JobMovedError):
+    """A child's action was refused by its parent's part (the parent, or its counters, was not as seen);
+    the child itself is as it was."""

@@ -45,11 +45,9 @@ class Update:
         if self.remove:
             names.update({f"#r{i}": attr for i, attr in enumerate(self.remove)})
             clauses.append("REMOVE " + ", ".join(f"#r{i}" for i in range(len(self.remove))))
-        params: dict[str, Any] = {
-            "UpdateExpression": " ".join(clauses),
-            "ConditionExpression": self.condition,
-            "ExpressionAttributeNames": names,
-        }
+        params: dict[str, Any] = {"UpdateExpression": " ".join(clauses), "ExpressionAttributeNames": names}
+        if self.condition:
+            params["ConditionExpression"] = self.condition
         if values:
             params["ExpressionAttributeValues"] = marshal(values)
         return params

@@ -5,12 +5,13 @@ a job's write together with its parent's in one transaction.
 caller's retry and cancel) build on it.
 """
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from lambdas.models.job import Job
-from lambdas.store import batches, clients, codec, transactions
+from lambdas.store import batches, clients, codec, schema
 from lambdas.store.errors import (
     ConditionFailedError,
     StaleAttemptError,
@@ -43,16 +44,48 @@ class JobTable:
     def now(self) -> float:
         return self._clock()
 
-    def get(self, job_id: str) -> Job | None:
-        response = self._ddb.get_item(TableName=self._table, Key=codec.key(job_id), ConsistentRead=True)
-        item = response.get("Item")
-        return codec.to_job(item) if item else None
+    def get(self, job_id: str, counts: bool = True) -> Job | None:
+        """The job (consistent read); a waiting or finished fan-out with its counters item's counts
+        (without `counts`, a reader that needs none saves the second read: `children` is then None)."""
+        item = self._raw_item(codec.key(job_id))
+        if item is None or not codec.is_job_item(item):
+            return None
+        if not codec.is_parent_item(item):
+            return codec.to_job(item)
+        if not counts:
+            return dataclasses.replace(codec.to_job(item), children=None)
+        return codec.to_job(item, self._raw_item(codec.counters_key(job_id)))
+
+    def _raw_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._ddb.get_item(
+            TableName=self._table, Key=key, ConsistentRead=True
+        ).get("Item")
+        return item
 
     def get_many(self, job_ids: Sequence[str]) -> list[Job]:
-        """The jobs that exist among `job_ids` (consistent reads), in the order of `job_ids`."""
-        found = batches.get_all(self._ddb, self._table, [codec.key(i) for i in dict.fromkeys(job_ids)])
-        jobs = {job.job_id: job for job in map(codec.to_job, found)}
+        """The jobs that exist among `job_ids` (consistent reads), in the order of `job_ids`; the
+        fan-outs among them with their counters (one more BatchGetItem for those)."""
+        keys = [codec.key(i) for i in dict.fromkeys(job_ids)]
+        found = [item for item in batches.get_all(self._ddb, self._table, keys) if codec.is_job_item(item)]
+        parents = [item[schema.JOBS_PK]["S"] for item in found if codec.is_parent_item(item)]
+        counters = {}
+        if parents:
+            counter_keys = [codec.counters_key(p) for p in parents]
+            for item in batches.get_all(self._ddb, self._table, counter_keys):
+                counters[item[schema.JOBS_PK]["S"].removesuffix(codec.COUNTERS_SUFFIX)] = item
+        jobs = {j.job_id: j for j in (codec.to_job(i, counters.get(i[schema.JOBS_PK]["S"])) for i in found)}
         return [jobs[i] for i in job_ids if i in jobs]
+
+    def _counters_ttl(self) -> dict[str, int]:
+        """A counters item expires the finished-job TTL after its last change: about when its parent,
+        which finished at its last child's change, does."""
+        return {schema.TTL_ATTRIBUTE: int(self.now()) + self._items.ttl_seconds}
+
+    def _as_job(self, item: dict[str, Any]) -> Job:
+        """The Job an item just written holds; a fan-out's counts read from its counters item."""
+        if not codec.is_parent_item(item):
+            return codec.to_job(item)
+        return codec.to_job(item, self._raw_item(codec.counters_key(item[schema.JOBS_PK]["S"])))
 
     def _seen(self, job_id: str, failed: ConditionFailedError) -> Job | None:
         """The item a failed condition saw, from the error when DynamoDB returned it."""
@@ -72,19 +105,9 @@ class JobTable:
 
     def _update_or_stale(self, job_id: str, update: Update) -> Job:
         try:
-            return codec.to_job(self._update(job_id, update))
+            return self._as_job(self._update(job_id, update))
         except ConditionFailedError:
             raise StaleAttemptError(job_id) from None
-
-    def _with_parent(self, job_id: str, update: Update, parent_id: str, parent_update: Update) -> None:
-        """Both updates or neither; TransactionCancelledError names the item(s) whose condition failed."""
-        transactions.write(
-            self._ddb,
-            [
-                transactions.update("job", self._table, codec.key(job_id), update),
-                transactions.update("parent", self._table, codec.key(parent_id), parent_update),
-            ],
-        )
 
     def _require(self, job_id: str) -> Job:
         job = self.get(job_id)

@@ -1,8 +1,8 @@
 """The job transitions: every state change of a job record is one conditional write.
 
 Writes made on behalf of a running attempt are conditioned on that attempt's number, so a worker whose
-lease expired cannot overwrite what a newer attempt did. A child job's terminal write and its parent's
-counter change commit in one transaction, so the counts on a fan-out are exact even when a worker dies
+lease expired cannot overwrite what a newer attempt did. A child job's terminal write and its fan-out's
+counters item's change commit in one transaction, so the counts on a fan-out are exact even when a worker dies
 between the two. The item shape lives in `codec`, the expression syntax in `expressions`.
 """
 
@@ -24,6 +24,7 @@ from lambdas.store.codec import (
     ATTEMPT_TOTAL,
     CHILDREN_BEFORE_LAST,
     CHILDREN_FINISHED,
+    CHILDREN_TOTAL,
     MAX_ERROR_CHARS,
     history_entry,
     millis,
@@ -35,7 +36,7 @@ from lambdas.store.errors import (
     StaleAttemptError,
     domain_errors,
 )
-from lambdas.store.expressions import Update
+from lambdas.store.expressions import Update, marshal
 from lambdas.store.listing import JobListing
 from lambdas.store.transactions import Put
 
@@ -207,17 +208,40 @@ class JobStore(JobListing, JobActions, ChildWrites):
 
     def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
         """The parent hands its work to `total` children and waits; checked again after the delay. The
-        parent as written: its counts say whether the children all finished first."""
+        parent as written, with its counts as they stood when its counters were armed: they say whether
+        the children all finished first (then no child will finish it)."""
         due = self.now() + check_after_seconds
-        extra = {
-            "childrenTotal": total,
-            CHILDREN_BEFORE_LAST: total - 1,
-            "result": codec.compact_json(result),
-        }
+        extra = {CHILDREN_TOTAL: total, "result": codec.compact_json(result)}
         update = self._attempt_update(job, JobStatus.WAITING, due, AttemptOutcome.DONE, extra)
-        # ADD 0 creates the finished count at 0 when no child has finished yet, and keeps it otherwise.
-        update = dataclasses.replace(update, add={CHILDREN_FINISHED: 0})
-        return self._update_or_stale(job.job_id, update)
+        try:
+            written = self._update(job.job_id, update)
+        except ConditionFailedError:
+            raise StaleAttemptError(job.job_id) from None
+        # Armed only now that the parent waits: a child that ends before is never the one to finish it.
+        arm = Update(
+            assign={
+                CHILDREN_TOTAL: total,
+                CHILDREN_BEFORE_LAST: total - 1,
+                # What the log line of the child that finishes the parent names.
+                codec.PARENT_TYPE: job.job_type,
+                codec.PARENT_ATTEMPTS: job.attempts,
+                **self._counters_ttl(),
+            },
+            add={CHILDREN_FINISHED: 0},  # ADD 0: created at 0 when no child has finished yet
+            condition=f"attribute_exists({schema.JOBS_PK})",
+        )
+        try:
+            counters = self._update(codec.counters_id(job.job_id), arm)
+        except ConditionFailedError:
+            # Its children were written before counters items existed: they count on the parent.
+            legacy = Update(
+                assign={CHILDREN_BEFORE_LAST: total - 1},
+                add={CHILDREN_FINISHED: 0},
+                condition=_WAITING_CONDITION,
+                values={":waiting": "waiting"},
+            )
+            return self._update_or_stale(job.job_id, legacy)
+        return codec.to_job(written, counters)
 
     def finish_parent(self, parent: Job) -> Job | None:
         """A waiting parent becomes `done`; None when it was no longer waiting (another caller won)."""
@@ -230,9 +254,10 @@ class JobStore(JobListing, JobActions, ChildWrites):
             values={":waiting": "waiting"},
         )
         try:
-            return codec.to_job(self._update(parent.job_id, update))
+            written = self._update(parent.job_id, update)
         except ConditionFailedError:
             return None
+        return dataclasses.replace(codec.to_job(written), children=parent.children)
 
     def postpone_check(self, parent_id: str, check_after_seconds: int) -> None:
         """Move a waiting parent's next check out, so recovery does not look at it again at once."""
@@ -351,7 +376,8 @@ class JobStore(JobListing, JobActions, ChildWrites):
         (a retry, a duplicate message) never resets a child that has already made progress. Two runs
         of one parent cannot overlap, because each run holds the parent's claim. `first_run`: the
         parent's first attempt ever (`attemptTotal` 1), before which no run can have written a child,
-        so there is nothing to read.
+        so there is nothing to read. The parent's counters item is created before any child exists
+        (and so before any can end), and never over one that exists.
         """
         now = self.now()
         existing: set[str] = set()
@@ -360,8 +386,17 @@ class JobStore(JobListing, JobActions, ChildWrites):
             found = batches.get_all(self._ddb, self._table, keys, projection=schema.JOBS_PK)
             existing = {item[schema.JOBS_PK]["S"] for item in found}
         fresh = [c for c in children if c.job_id not in existing]
-        batches.put_all(self._ddb, self._table, [self._items.new_item(c, now) for c in fresh])
+        items = [self._items.new_item(c, now) for c in fresh]
+        if fresh and not existing and fresh[0].parent_id:
+            # No child exists, so none has ended: the counters item is written at zero with them (a
+            # parent whose children counted on its own item always has some, and gets none).
+            items.insert(0, self._counters_item(fresh[0].parent_id, fresh[0].owner))
+        batches.put_all(self._ddb, self._table, items)
         return [c.job_id for c in fresh]
+
+    def _counters_item(self, parent_id: str, owner: str) -> dict[str, Any]:
+        values = {schema.JOBS_PK: codec.counters_id(parent_id), "owner": owner, CHILDREN_FINISHED: 0}
+        return marshal({**values, **self._counters_ttl()})
 
 
 def _refused_claim(job: Job, seen: dict[str, Any] | None) -> AlertClaim:

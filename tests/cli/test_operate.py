@@ -196,6 +196,19 @@ def test_cancel_of_ids_that_all_succeed_is_exit_0(capsys: pytest.CaptureFixture[
     assert out.splitlines() == ["a  cancelled", "b/c  cancelled"]
 
 
+def test_a_large_fan_outs_cancel_says_which_ops_job_runs_it(
+    capsys: pytest.CaptureFixture[str], api: Receiver
+) -> None:
+    """Broken line: `each`'s `if ops_id != job_id:` as `if False:` (the ops job's `pending` read as the
+    fan-out's: "fan  cancelled, now pending")."""
+    api.script("/v1/jobs/fan/cancel", _json({"jobId": "ops-1", "status": "pending"}, 202))
+
+    code, out, err = offload(capsys, *against(api, "cancel", "fan"))
+
+    assert (code, err) == (ExitCode.OK, "")
+    assert out.splitlines() == ["fan  cancel runs as ops job ops-1 (see it with: offload show ops-1)"]
+
+
 def test_bulk_retry_starts_an_ops_job_and_wait_follows_it(
     capsys: pytest.CaptureFixture[str], api: Receiver
 ) -> None:

@@ -100,7 +100,7 @@ def test_a_parent_that_moved_between_the_last_childs_two_writes_is_not_finished_
 
     finished = store.succeed(store.claim(first, 60), {}).parent_finished
     assert finished is not None
-    assert finished.status is JobStatus.DONE
+    assert (finished.job_id, finished.job_type) == (_parent(store).job_id, _parent(store).job_type)
     assert (_parent(store).status, _parent(store).children.done) == (JobStatus.DONE, 2)
 
 

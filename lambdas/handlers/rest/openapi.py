@@ -34,11 +34,18 @@ def _json(description: str, model: type[BaseModel]) -> OpenAPIResponse:
 
 
 def responses(
-    status: int, description: str, model: type[BaseModel], *errors: int | tuple[int, str]
+    status: int,
+    description: str,
+    model: type[BaseModel],
+    *errors: int | tuple[int, str],
+    also: tuple[int, str, type[BaseModel]] | None = None,
 ) -> dict[int, Any]:
-    """A route's documented answers: its success, 403 (API Gateway's, on every route), and the errors the
-    route itself gives: a status with its usual description, or (status, what it means on this route)."""
+    """A route's documented answers: its success (and `also`, a second one), 403 (API Gateway's, on every
+    route), and the errors the route itself gives: a status with its usual description, or (status, what
+    it means on this route)."""
     documented: dict[int, OpenAPIResponse] = {status: _json(description, model)}
+    if also is not None:
+        documented[also[0]] = _json(also[1], also[2])
     for error in (403, *errors):
         code, meaning = error if isinstance(error, tuple) else (error, _ERRORS[error])
         documented[code] = _json(meaning, ErrorResponse)

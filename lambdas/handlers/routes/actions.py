@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
@@ -36,7 +37,9 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
     summary="Retry a job",
     description=(
         "A `dead` job goes back to `pending` with a fresh attempt budget; a finished fan-out retries its dead "
-        "children and goes back to `waiting`. Its history keeps the earlier attempts."
+        "children and goes back to `waiting`. Its history keeps the earlier attempts. A fan-out of more than "
+        f"{config.FAN_OUT_INLINE_CHILDREN} children is retried by an ops job (type `bulk_action`): the answer's `jobId` and "
+        "Location are the ops job's, whose `result` counts the children retried."
     ),
     responses=responses(
         202,
@@ -48,10 +51,13 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
     ),
 )
 def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
+    from lambdas.lifecycle.operations import Deferred
     from lambdas.lifecycle.operations import retry_job as retry
 
     found = services()
     job = retry(found.store, found.queue, caller(router), job_id)
+    if isinstance(job, Deferred):
+        job = job.job
     return _accepted(job.job_id, job.status.value)
 
 
@@ -60,7 +66,8 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     summary="Cancel a job",
     description=(
         "A `pending` job becomes `cancelled` and never runs; a `waiting` fan-out cancels its pending "
-        "children, then itself."
+        f"children, then itself. A fan-out of more than {config.FAN_OUT_INLINE_CHILDREN} children is cancelled by an ops job "
+        "(type `bulk_action`): 202 with the ops job's `jobId` and Location."
     ),
     responses=responses(
         200,
@@ -69,12 +76,18 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
         400,
         _NOT_FOUND,
         (409, "The job is not in a state that can be cancelled (`not_cancellable`)."),
+        also=(202, "A large fan-out: the ops job that cancels it was started.", SubmitJobResponse),
     ),
 )
-def cancel_job(job_id: JobId) -> JobView:
+def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
+    from lambdas.lifecycle.operations import Deferred
     from lambdas.lifecycle.operations import cancel_job as cancel
 
-    return JobView.of(cancel(services().store, caller(router), job_id))
+    found = services()
+    job = cancel(found.store, caller(router), job_id, found.queue)
+    if isinstance(job, Deferred):
+        return _accepted(job.job.job_id, job.job.status.value)  # type: ignore[return-value]
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=JobView.of(job))
 
 
 def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
