@@ -157,5 +157,3 @@ def test_rotating_a_webhook_secret_needs_the_client(capsys: pytest.CaptureFixtur
 
     assert (code, out) == (ExitCode.USAGE, "")
     assert "--client" in one_line(err)
-
-
