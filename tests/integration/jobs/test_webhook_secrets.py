@@ -11,7 +11,10 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from lambdas import config
 from lambdas.lifecycle.capabilities import SECRET_MAX_AGE_SECONDS
+from lambdas.lifecycle.webhook_secrets import WebhookSecrets, new_secret
 from lambdas.models import settings
+from lambdas.models.webhook_secrets import ClientSecrets
+from lambdas.store.webhook_secrets import WebhookSecretStore
 from tests.support.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
@@ -144,3 +147,24 @@ def test_an_upgraded_stack_keeps_the_stack_wide_secret_until_the_first_rotation(
     during = _fan_out(stack, receiver, ALPHA, "/during")
     assert Webhook(new).verify(during.body, during.headers)
     assert Webhook("whsec_" + shared).verify(during.body, during.headers)  # the 24 h overlap
+
+
+def test_first_uses_and_rotations_at_the_same_time_keep_one_secret(stack):
+    """The store's conditions: a second first write and a rotation over a stale version are refused, and
+    the losers read the winner's. Seen to fail with `create`'s condition `attribute_not_exists(#pk)` as
+    `attribute_not_exists(#pk) OR attribute_exists(#pk)` (the second first use overwrote the first's
+    secret), and `replace`'s `#version = :read` as `... OR #version <> :read` (a stale rotation won)."""
+    store = WebhookSecretStore(stack.secrets_table)
+    first = ClientSecrets(client=ALPHA, current=new_secret())
+
+    assert store.create(first) is True
+    assert store.create(ClientSecrets(client=ALPHA, current=new_secret())) is False
+    assert WebhookSecrets(store).of(ALPHA) == first
+
+    rotated = WebhookSecrets(store).rotate(ALPHA)
+    stale = ClientSecrets(client=ALPHA, current=new_secret(), version=first.version + 1)
+    assert store.replace(stale, first.version) is False  # another rotation wrote version 2 already
+    stored = store.get(ALPHA)
+    assert stored is not None
+    assert (stored.current, stored.version) == (rotated.current, 2)
+    assert [old.secret for old in stored.previous] == [first.current]
