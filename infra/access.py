@@ -20,6 +20,7 @@ class Resource(StrEnum):
     STATUS_INDEX = "jobs table, byStatus index"
     LIST_INDEXES = "jobs table, byStatusTime, byOwnerStatus, byOwner, byCreated indexes"
     DELIVERIES_TABLE = "deliveries table"
+    WEBHOOK_SECRETS_TABLE = "webhook secrets table"
     MAIN_QUEUE = "main queue"
     DEAD_LETTER_QUEUE = "dead-letter queue"
     UPLOADS_BUCKET = "uploads bucket"
@@ -62,6 +63,11 @@ ACCESS: Final[Mapping[str, Access]] = {
         ),
         Resource.LIST_INDEXES: ("dynamodb:Query",),
         Resource.DELIVERIES_TABLE: ("dynamodb:Query",),
+        # GET /webhook-secret reads a client's item (GetItem) and makes it on first use (PutItem, as
+        # does a rotation, conditional on the version read); on an upgraded stack a first secret is the
+        # stack-wide one (GetSecretValue).
+        Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+        Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
         # GET /stats reads both queues' approximate depths.
         Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
         Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
@@ -87,6 +93,9 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
         Resource.UPLOADED_FILES: ("s3:GetObject",),
         Resource.RESULT_FILES: ("s3:PutObject",),
+        # a delivery reads its client's secrets (GetItem) and makes them on first use (PutItem); on an
+        # upgraded stack a first secret is the stack-wide one (GetSecretValue).
+        Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
         Resource.SENDER_IDENTITY: ("ses:SendEmail",),
         **_EVERY_FUNCTION,

@@ -31,6 +31,8 @@ ROUTES: Final = (
     ("POST", "/jobs/cancel"),
     ("GET", "/stats"),
     ("POST", "/uploads"),
+    ("GET", "/webhook-secret"),
+    ("POST", "/webhook-secret/rotate"),
 )
 
 # Responses API Gateway sends itself, before the function runs, rewritten to the function's error shape.

@@ -201,6 +201,8 @@ def stack_environment(
         config.ENV_ALERTS_TOPIC_ARN: alerts.topic.topic_arn,
         config.ENV_UPLOADS_BUCKET: storage.uploads.bucket_name,
         config.ENV_WEBHOOK_SECRET_ARN: storage.webhook_secret.secret_arn,
+        config.ENV_WEBHOOK_SECRETS_TABLE: tables.webhook_secrets.table_name,
+        config.ENV_WEBHOOK_SECRETS_START_SHARED: str(settings.webhook_secrets_start_shared).lower(),
         config.ENV_SENDER_EMAIL: settings.sender_email,
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),

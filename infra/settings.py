@@ -16,6 +16,9 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``apiQuotaPerDay``: requests one API key may make per day.
 - ``allowHttpWebhooks``: let webhook jobs call plain-HTTP endpoints (default false; the local runtime
   sets it so webhooks can reach loopback receivers).
+- ``webhookSecretsStartShared``: for a stack deployed before per-client webhook secrets: each client's
+  first secret is the old stack-wide one (`WebhookSigningSecret`) its receivers hold, until the operator
+  rotates that client (default false: every client's first secret is random and its own).
 - ``localRuntime``: the template is for the local runtime (`make run`), which sets it; warnings that
   only matter in an AWS account (the placeholder sender) are left out.
 - ``statusShards``: partitions of each jobs-table index key (1..64, default 32): at 10,000 jobs/s each key
@@ -71,6 +74,7 @@ class Settings:
     api_burst_limit: int = 100
     api_quota_per_day: int = 100_000
     allow_http_webhooks: bool = False
+    webhook_secrets_start_shared: bool = False
     local_runtime: bool = False
     deletion_protection: bool = True
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
@@ -230,6 +234,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "apiBurstLimit": ("api_burst_limit", _int),
     "apiQuotaPerDay": ("api_quota_per_day", _int),
     "allowHttpWebhooks": ("allow_http_webhooks", _bool),
+    "webhookSecretsStartShared": ("webhook_secrets_start_shared", _bool),
     "localRuntime": ("local_runtime", _bool),
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),

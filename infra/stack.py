@@ -90,9 +90,11 @@ class OffloadStack(Stack):
             "DeadLetterQueueUrl": queues.dead_letter.queue_url,
             "JobsTableName": tables.jobs.table_name,
             "DeliveriesTableName": tables.deliveries.table_name,
+            "WebhookSecretsTableName": tables.webhook_secrets.table_name,
             "UploadsBucketName": storage.uploads.bucket_name,
             "AlertsTopicArn": alerts.topic.topic_arn,
-            # `offload webhook-secret` reads the signing secret through this (receivers need it to verify).
+            # The stack-wide secret of stacks deployed before per-client secrets: with context
+            # webhookSecretsStartShared it is every client's first secret (receivers already hold it).
             "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
             "DashboardUrl": dashboard.url,
         }.items():

@@ -1,4 +1,5 @@
-"""The DynamoDB tables: job records and the webhook delivery log (key names from lambdas.store.schema)."""
+"""The DynamoDB tables: job records, the webhook delivery log and each client's webhook signing secrets
+(key names from lambdas.store.schema). Every table is encrypted at rest (AWS managed KMS key)."""
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -25,7 +26,7 @@ def _table(
         construct_id,
         partition_key=dynamodb.Attribute(name=partition_key, type=_S),
         sort_key=dynamodb.Attribute(name=sort_key, type=_S) if sort_key else None,
-        # Both tables expire their items: finished jobs and delivery records after FINISHED_TTL_DAYS.
+        # Finished jobs and delivery records expire after FINISHED_TTL_DAYS (webhook secrets carry no TTL).
         time_to_live_attribute=schema.TTL_ATTRIBUTE,
         billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
         encryption=dynamodb.TableEncryption.AWS_MANAGED,
@@ -69,6 +70,10 @@ class JobTables(Construct):
             sort_key=dynamodb.Attribute(name=schema.ENDPOINT_INDEX_SK, type=_S),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        # One item per client, made on first use: a client added later needs no redeploy.
+        self.webhook_secrets = _table(
+            self, "WebhookSecretsTable", schema.WEBHOOK_SECRETS_PK, deletion_protection=deletion_protection
+        )
 
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
         grant(
@@ -83,5 +88,6 @@ class JobTables(Construct):
                     if index is not schema.STATUS_INDEX
                 ],
                 Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
+                Resource.WEBHOOK_SECRETS_TABLE: self.webhook_secrets.table_arn,
             },
         )

@@ -20,6 +20,9 @@ ENV_DLQ_URL: Final = "DLQ_URL"
 ENV_ALERTS_TOPIC_ARN: Final = "ALERTS_TOPIC_ARN"
 ENV_UPLOADS_BUCKET: Final = "UPLOADS_BUCKET_NAME"
 ENV_WEBHOOK_SECRET_ARN: Final = "WEBHOOK_SECRET_ARN"
+ENV_WEBHOOK_SECRETS_TABLE: Final = "WEBHOOK_SECRETS_TABLE_NAME"
+# An upgraded stack: a client's first signing secret is the stack-wide one above (its receivers hold it).
+ENV_WEBHOOK_SECRETS_START_SHARED: Final = "WEBHOOK_SECRETS_START_SHARED"
 ENV_SENDER_EMAIL: Final = "SENDER_EMAIL"
 ENV_BACKOFF_BASE_SECONDS: Final = "BACKOFF_BASE_SECONDS"
 ENV_BACKOFF_CAP_SECONDS: Final = "BACKOFF_CAP_SECONDS"
@@ -49,6 +52,8 @@ BACKOFF_CAP_SECONDS: Final = 300
 MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backoff stops meaning anything
 # The longest Retry-After a webhook receiver may ask for that a retry honours (a floor on its backoff).
 MAX_RETRY_AFTER_SECONDS: Final = 3600
+# A client's rotated-out webhook signing secret still signs (beside the new one) for this long.
+WEBHOOK_SECRET_OVERLAP_SECONDS: Final = 24 * 60 * 60
 MAX_BODY_BYTES: Final = 256 * 1024
 # Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.

@@ -69,7 +69,7 @@ def startup_banner(url: str, keys: Sequence[ApiKey], aws_url: str, elapsed: floa
             "Or with the CLI, which finds this runtime by itself:",
             f"  {offload} submit send_email --payload '{json.dumps(payload)}' --wait",
             f"  {offload} tail                  # every job transition",
-            f"  {offload} webhook-secret        # the whsec_... secret webhook receivers verify with",
+            f"  {offload} webhook-secret        # this key's whsec_... secret: its receivers verify with it",
             "",
             "Job transitions appear below. Ctrl-C stops everything.",
         ]

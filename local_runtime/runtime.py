@@ -347,7 +347,7 @@ class LocalRuntime:
         state = self.settings.state_file
         if state is None or self.front_door is None:
             return
-        keys = [{"name": key.name, "role": key.role, "value": key.value} for key in self.keys]
+        keys = [{"name": key.name, "role": key.role, "id": key.id, "value": key.value} for key in self.keys]
         document = {"url": self.url, "apiKey": self.api_key, "keys": keys, "awsEndpoint": self.moto.url}
         if not write_state(state, document):
             self.console.say(

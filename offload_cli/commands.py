@@ -9,14 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lambdas.jobs.webhook_signing import SECRET_PREFIX
 from offload_cli.api import call, get_job
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.render import TRANSITION, render_transition
-from offload_cli.target import Target, aws_call, resolve_target, stack_outputs
+from offload_cli.target import Target, key_id_of
 
 FINISHED = {"done", "dead", "cancelled"}  # the states a job never leaves on its own
-SECRET_OUTPUT = "WebhookSigningSecretArn"  # noqa: S105 - the name of a stack output
 
 
 def submit(target: Target, args: argparse.Namespace) -> int:
@@ -120,32 +118,17 @@ def _as_transition(job_id: str, job: dict[str, Any], before: str) -> dict[str, A
     }
 
 
-def webhook_secret(args: argparse.Namespace, state_file: Path | None = None) -> int:
-    """Print the `whsec_...` secret webhook receivers verify signatures with."""
-    import boto3
-
-    if args.outputs_file:
-        arn = stack_outputs(Path(args.outputs_file), SECRET_OUTPUT)[SECRET_OUTPUT]
-        client = boto3.client("secretsmanager", region_name=arn.split(":")[3])
+def webhook_secret(target: Target, args: argparse.Namespace) -> int:
+    """Print the `whsec_...` secret the key's receivers verify with (or, for the operator, a named
+    client's); `--rotate` makes that client a new one (the old one signs beside it for 24 h)."""
+    client = key_id_of(args, args.client) if args.client else None
+    if args.rotate:
+        if client is None:
+            raise CliError("--rotate needs --client (the client whose secret to rotate)", ExitCode.USAGE)
+        document = call(target, "POST", target.endpoint("webhook-secret/rotate"), json={"client": client})
     else:
-        target = resolve_target(args, state_file)
-        if not target.local:
-            raise CliError(
-                f"for a deployed stack, give --outputs-file (its {SECRET_OUTPUT} output)", ExitCode.USAGE
-            )
-        stats = call(target, "GET", target.local_base + "stats")
-        arn = stats["outputs"].get(SECRET_OUTPUT)
-        if not arn:
-            raise CliError(f"the local runtime's stack has no {SECRET_OUTPUT} output", ExitCode.FAILED)
-        # The runtime's moto server: it accepts any credentials.
-        client = boto3.client(
-            "secretsmanager",
-            endpoint_url=stats["awsEndpoint"],
-            region_name=stats["region"],
-            aws_access_key_id="local",
-            aws_secret_access_key="local",  # noqa: S106 - moto ignores it
+        document = call(
+            target, "GET", target.endpoint("webhook-secret"), params={"client": client} if client else None
         )
-    value = aws_call("read the webhook signing secret", lambda: client.get_secret_value(SecretId=arn))
-    secret = str(value["SecretString"])
-    print(secret if secret.startswith(SECRET_PREFIX) else SECRET_PREFIX + secret)
+    print(json.dumps(document, indent=2) if args.json else document["secret"])
     return ExitCode.OK

@@ -31,14 +31,23 @@ def parser() -> argparse.ArgumentParser:
     )
     root.add_argument(
         "--outputs-file",
-        help="outputs of `cdk deploy --outputs-file` (ApiUrl, ApiKeyId..., WebhookSigningSecretArn)",
+        help="outputs of `cdk deploy --outputs-file` (ApiUrl, ApiKeyId..., OperatorKeyId)",
     )
     subcommands = root.add_subparsers(dest="command", required=True)
     _job_commands(subcommands)
     _operating_commands(subcommands)
-    subcommands.add_parser(
-        "webhook-secret", help="print the whsec_... secret webhook receivers verify signatures with"
+    secret = subcommands.add_parser(
+        "webhook-secret", help="print the whsec_... secret the key's webhook receivers verify signatures with"
     )
+    secret.add_argument(
+        "--client", metavar="NAME", help="the operator: this client's (a key name, or its API key id)"
+    )
+    secret.add_argument(
+        "--rotate",
+        action="store_true",
+        help="the operator: give --client a new secret (the old one signs 24 h more)",
+    )
+    secret.add_argument("--json", action="store_true", help="the API's document (rotation and overlap times)")
     return root
 
 
@@ -126,12 +135,11 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "deliveries": listing.deliveries,
     "retry": actions.retry,
     "cancel": actions.cancel,
+    "webhook-secret": commands.webhook_secret,
 }
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.command == "webhook-secret":
-        return commands.webhook_secret(args)
     return COMMANDS[args.command](resolve_target(args), args)
 
 

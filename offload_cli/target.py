@@ -72,6 +72,23 @@ def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> 
     return Target(state["url"], api_key or state["apiKey"], local=True)
 
 
+def key_id_of(args: argparse.Namespace, name: str, state_file: Path | None = None) -> str:
+    """The API key id of the key called `name` (of --outputs-file, or of the local runtime when neither
+    --url nor --outputs-file is given); anything else is taken as a key id already."""
+    if args.outputs_file:
+        path = Path(args.outputs_file)
+        outputs = stack_outputs(path)
+        try:
+            return _key_id(path, outputs, name)
+        except CliError:
+            return name
+    if args.url or os.environ.get("OFFLOAD_URL"):
+        return name
+    keys = _local_state(state_file or STATE_FILE).get("keys") or []
+    named = [key for key in keys if isinstance(key, dict) and key.get("name") == name and "id" in key]
+    return str(named[0]["id"]) if named else name
+
+
 def _local_key(state: dict[str, Any], name: str) -> str:
     """The value of the runtime's key called `name`; `operator` also finds the operator's key by its role."""
     keys = [key for key in state.get("keys") or [] if isinstance(key, dict) and "value" in key]

@@ -102,7 +102,9 @@ class JobContext:
     results: Results
     create_children: CreateChildren
     read_parent: Callable[[], Job | None]  # None when there is no parent (any more)
-    signing_secret: Callable[[], str]  # the webhook signing secret, as stored
+    # The job's client's webhook signing secrets valid now, as stored: the current one first, then any
+    # rotated-out one still in its overlap. Every delivery is signed with each.
+    signing_secrets: Callable[[], Sequence[str]]
     send_email: SendEmail
     record_delivery: Callable[[DeliveryAttempt], None]
     # Operator bulk actions (the internal `bulk_action` type): apply one to the jobs its filter matches,

@@ -12,12 +12,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
-from lambdas.jobs.base import CreatedChildren, JobContext, SubmissionContext
+from lambdas.jobs.base import CreatedChildren, JobContext, PermanentJobError, SubmissionContext
+from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
 from lambdas.models.settings import ApiSettings, UploadsSettings, WorkerSettings, forget_on_reset
 from lambdas.models.uploads import StoredObject
+from lambdas.models.webhook_secrets import ClientSecrets
 from lambdas.store.clients import client
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
@@ -25,8 +27,8 @@ from lambdas.store.queue import JobQueue
 from lambdas.store.transactions import Put
 from lambdas.store.uploads import Uploads, result_key
 
-# A rotated webhook signing secret is picked up within five minutes.
-SECRET_MAX_AGE_SECONDS = 300
+# A rotated webhook signing secret is picked up within a minute (its predecessor signs for 24 h more).
+SECRET_MAX_AGE_SECONDS = 60
 
 
 class UploadsBucket:
@@ -82,6 +84,28 @@ class Recorded:
             put.write_alone()
 
 
+class ClientSecretsCache:
+    """Each client's webhook secrets, read at most once a `SECRET_MAX_AGE_SECONDS` per process (one
+    read for the threads that ask at the same time). Which of them still sign is decided at each
+    signing, so a rotated-out secret stops exactly when its overlap ends, cached or not."""
+
+    def __init__(self, secrets: WebhookSecrets) -> None:
+        self._secrets = secrets
+        self._lock = threading.Lock()
+        self._read: dict[str, tuple[float, ClientSecrets]] = {}
+
+    def signing(self, client: str) -> tuple[str, ...]:
+        if not client:
+            raise PermanentJobError("a job without a client cannot be signed for")
+        now = self._secrets.now()
+        with self._lock:
+            cached = self._read.get(client)
+            if cached is None or now - cached[0] >= SECRET_MAX_AGE_SECONDS:
+                cached = (now, self._secrets.of(client))
+                self._read[client] = cached
+        return cached[1].signing(now)
+
+
 class WorkerCapabilities:
     """Everything the worker's job types may use, on the worker's store, queue and settings."""
 
@@ -92,8 +116,7 @@ class WorkerCapabilities:
         self._uploads = UploadsBucket(worker)
         self._results = Uploads(worker.uploads_bucket)
         self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
-        # One GetSecretValue per process and max age, not one per thread that asks at the same time.
-        self._secret_lock = threading.Lock()
+        self._secrets = ClientSecretsCache(webhook_secrets(worker))
 
     def context(
         self,
@@ -123,7 +146,7 @@ class WorkerCapabilities:
             results=JobResults(self._results, job_id),
             create_children=functools.partial(self._create_children, owner, first_run),
             read_parent=functools.partial(self._read_job, parent_id),
-            signing_secret=self._signing_secret,
+            signing_secrets=functools.partial(self._secrets.signing, owner),
             send_email=self._send_email,
             record_delivery=record,
             bulk_action=functools.partial(self._bulk_action, job_id, attempt, remaining_ms),
@@ -153,13 +176,6 @@ class WorkerCapabilities:
     def _read_job(self, job_id: str | None) -> Job | None:
         # A child reads its parent's payload (the event), never its counts.
         return None if job_id is None else self._store.get(job_id, counts=False)
-
-    def _signing_secret(self) -> str:
-        # Imported on first use: only webhook deliveries need it, and it costs cold-start time.
-        from aws_lambda_powertools.utilities import parameters
-
-        with self._secret_lock:
-            return parameters.get_secret(self._settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
 
     def _send_email(self, request: Mapping[str, Any]) -> str:
         response = client("sesv2").send_email(**request, FromEmailAddress=self._settings.sender_email)

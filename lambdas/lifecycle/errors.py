@@ -40,3 +40,7 @@ class NotCancellableError(Exception):
 
 class ForbiddenError(PermissionError):
     """The caller's key may not do this (bulk actions are the operator's)."""
+
+
+class ConcurrentRotationError(Exception):
+    """A client's webhook secrets kept changing under this write (other rotations at the same time)."""

@@ -56,7 +56,17 @@ class UploadsSettings(Environment):
     max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
 
 
-class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
+class WebhookSecretsSettings(Environment):
+    """Where each client's webhook signing secrets live: the API hands them out and rotates them, the
+    worker signs with them. `webhook_secrets_start_shared` (an upgraded stack): a client's first secret
+    is the stack-wide one its receivers already hold, until the operator rotates it."""
+
+    webhook_secrets_table: str = Field(alias=config.ENV_WEBHOOK_SECRETS_TABLE, min_length=1)
+    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
+    webhook_secrets_start_shared: bool = Field(alias=config.ENV_WEBHOOK_SECRETS_START_SHARED, default=False)
+
+
+class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
@@ -65,7 +75,7 @@ class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     dead_letter_queue_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
 
 
-class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
+class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
     backoff_base_seconds: float = Field(
@@ -83,10 +93,9 @@ class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings):
     concurrency: int = Field(
         alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
     )
-    # Job types: webhook deliveries log each attempt and sign with the stack's secret; email goes out
-    # as the stack's sender only (a payload cannot choose it); process_file's thumbnail sizes.
+    # Job types: webhook deliveries log each attempt and sign with their client's secrets; email goes
+    # out as the stack's sender only (a payload cannot choose it); process_file's thumbnail sizes.
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
-    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
     sender_email: str = Field(alias=config.ENV_SENDER_EMAIL, min_length=3)
     thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
     # What Lambda gives the function; process_file sizes its image decoding by it.

@@ -54,3 +54,6 @@ DELIVERIES_SK: Final = "attemptKey"  # "<deliveryId>#<attempt, zero padded>"
 ENDPOINT_INDEX: Final = "byEndpoint"
 ENDPOINT_INDEX_PK: Final = "endpointId"
 ENDPOINT_INDEX_SK: Final = "attemptedAt"
+
+# Webhook signing secrets: one item per client (its API key id), created on first use.
+WEBHOOK_SECRETS_PK: Final = "client"

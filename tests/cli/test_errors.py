@@ -9,9 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from local_runtime.moto_server import free_port
 from offload_cli.errors import ExitCode
@@ -152,39 +150,10 @@ def _outputs(tmp_path: Path, **outputs: str) -> str:
     return str(path)
 
 
-def test_webhook_secret_of_a_deployed_stack_comes_from_its_output(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    with mock_aws():
-        arn = boto3.client("secretsmanager", region_name="eu-west-1").create_secret(
-            Name="WebhookSigningSecret", SecretString="c2VjcmV0LXNpZ25pbmcta2V5LWJ5dGVzLTI0Kw"
-        )["ARN"]
+def test_rotating_a_webhook_secret_needs_the_client(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = offload(
+        capsys, "--url", "https://x.example/v1/", "--api-key", "k", "webhook-secret", "--rotate"
+    )
 
-        code, out, err = offload(
-            capsys, "--outputs-file", _outputs(tmp_path, WebhookSigningSecretArn=arn), "webhook-secret"
-        )
-
-    assert (code, err) == (ExitCode.OK, "")
-    assert out == "whsec_c2VjcmV0LXNpZ25pbmcta2V5LWJ5dGVzLTI0Kw\n"
-
-
-def test_webhook_secret_without_its_output_or_of_a_url_is_exit_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    old_stack = offload(capsys, "--outputs-file", _outputs(tmp_path), "webhook-secret")
-    only_url = offload(capsys, "--url", "https://x.example/v1/", "--api-key", "k", "webhook-secret")
-
-    assert old_stack[0] == only_url[0] == ExitCode.USAGE
-    assert "WebhookSigningSecretArn" in one_line(old_stack[2])
-    assert "--outputs-file" in one_line(only_url[2])
-
-
-def test_aws_refusing_the_secret_is_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gone-AbCdEf"
-    with mock_aws():
-        code, _, err = offload(
-            capsys, "--outputs-file", _outputs(tmp_path, WebhookSigningSecretArn=arn), "webhook-secret"
-        )
-
-    assert code == ExitCode.REFUSED
-    assert "ResourceNotFoundException" in one_line(err)
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert "--client" in one_line(err)

@@ -18,34 +18,26 @@ from tests.e2e.conftest import Client
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 
-def _moto_secret(runtime: LocalRuntime) -> str:
-    assert runtime.provisioned is not None
-    arn = runtime.provisioned.function_env("lambdas.handlers.worker.handler")["WEBHOOK_SECRET_ARN"]
-    secret: str = runtime.moto.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
-    return secret
+def test_webhook_secret_prints_the_keys_own_and_the_operator_rotates_it(runtime: LocalRuntime) -> None:
+    """`offload webhook-secret` prints the key's own secret; the operator's `--client ID --rotate` gives
+    that client a new one, which the client's key then prints; a client's key may not rotate."""
+    (alpha,) = [key for key in runtime.keys if key.value == runtime.api_key]
+    (operator,) = [key for key in runtime.keys if key.role == "operator"]
 
+    before = _offload(runtime, alpha.value, "webhook-secret")
+    refused = _offload(runtime, alpha.value, "webhook-secret", "--client", alpha.id, "--rotate")
+    rotated = _offload(runtime, operator.value, "webhook-secret", "--client", alpha.id, "--rotate", "--json")
+    after = _offload(runtime, alpha.value, "webhook-secret")
 
-def test_webhook_secret_prints_the_secret_the_worker_signs_with(runtime: LocalRuntime) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "offload_cli",
-            "--url",
-            runtime.url,
-            "--api-key",
-            runtime.api_key,
-            "webhook-secret",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-    assert (done.returncode, done.stderr) == (0, "")
-    printed = done.stdout.strip()
-    assert printed == "whsec_" + _moto_secret(runtime)
-    Webhook(printed)  # what a receiver does with it: a valid Standard Webhooks secret
+    assert (before.returncode, before.stderr) == (0, "")
+    Webhook(before.stdout.strip())  # what a receiver does with it: a valid Standard Webhooks secret
+    assert refused.returncode != 0
+    assert "forbidden" in refused.stderr
+    assert rotated.returncode == 0, rotated.stderr
+    document = json.loads(rotated.stdout)
+    assert document["client"] == alpha.id
+    assert document["previousValidUntil"] is not None
+    assert after.stdout.strip() == document["secret"] != before.stdout.strip()
 
 
 def _printed(banner: str, starts: str) -> str:

@@ -2,6 +2,7 @@
 starts it: each key from .local/runtime.json works as its role says, and no key's value reaches a log."""
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,56 @@ def test_no_key_value_reaches_the_functions_logs(two_clients: LocalRuntime, keys
     assert '\\"apiKeyId\\"' in logs or '"apiKeyId"' in logs
     for value in keys.values():
         assert value not in logs
+
+
+def test_betas_fan_out_to_alphas_receiver_does_not_verify_with_alphas_secret(
+    two_clients: LocalRuntime, keys: dict[str, str]
+) -> None:
+    """Issue 19's forgery, from outside: one stack-wide secret signed every client's deliveries, so beta's
+    `invoice.paid` verified at alpha's receiver (1 of 1 accepted on main). Seen to fail with
+    `ClientSecretsCache.signing` reading one fixed client's secrets whatever the job's owner."""
+    from standardwebhooks import Webhook
+    from standardwebhooks.webhooks import WebhookVerificationError
+
+    from local_runtime.demo import Receivers
+
+    alpha = call(two_clients, keys["alpha"], "GET", "webhook-secret").json()["secret"]
+    beta = call(two_clients, keys["beta"], "GET", "webhook-secret").json()["secret"]
+    receivers = Receivers()
+    try:
+        endpoint = {"id": "alpha-receiver", "url": receivers.url("/ok")}
+        payload = {"eventType": "invoice.paid", "data": {"amount": 4200}, "endpoints": [endpoint]}
+        submitted = call(
+            two_clients, keys["beta"], "POST", "jobs", {"type": "webhook_fanout", "payload": payload}
+        )
+        job_id = submitted.json()["jobId"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if call(two_clients, keys["beta"], "GET", f"jobs/{job_id}").json()["status"] in {"done", "dead"}:
+                break
+            time.sleep(0.5)
+    finally:
+        receivers.close()
+
+    [(_, headers, body)] = receivers.received
+    lowered = {name.lower(): value for name, value in headers.items()}
+    with pytest.raises(WebhookVerificationError):
+        Webhook(alpha).verify(body, lowered)
+    assert Webhook(beta).verify(body, lowered)["event"] == "invoice.paid"
+
+
+def test_a_client_cannot_read_another_clients_webhook_secret(
+    two_clients: LocalRuntime, keys: dict[str, str]
+) -> None:
+    """Seen to fail (200 with alpha's secret) with `client_of` returning `asked` for any caller."""
+    state = json.loads(Path(str(two_clients.settings.state_file)).read_text())
+    ids = {key["name"]: key["id"] for key in state["keys"]}
+    alpha = call(two_clients, keys["alpha"], "GET", "webhook-secret").json()
+
+    refused = call(two_clients, keys["beta"], "GET", f"webhook-secret?client={ids['alpha']}")
+    by_operator = call(two_clients, keys["operator"], "GET", f"webhook-secret?client={ids['alpha']}")
+
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "forbidden")
+    assert alpha["secret"] not in refused.text
+    assert by_operator.json() == alpha
+    assert alpha["client"] == ids["alpha"]

@@ -179,6 +179,7 @@ def test_outputs(template: dict[str, Any]) -> None:
         "DeadLetterQueueUrl",
         "JobsTableName",
         "DeliveriesTableName",
+        "WebhookSecretsTableName",
         "UploadsBucketName",
         "AlertsTopicArn",
         "WebhookSigningSecretArn",
@@ -195,6 +196,9 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert outputs["JobsTableName"] == f"Ref({logical_id(template, 'AWS::DynamoDB::Table', 'JobsTable')})"
     assert (
         outputs["DeliveriesTableName"] == f"Ref({logical_id(template, 'AWS::DynamoDB::Table', 'Deliveries')})"
+    )
+    assert outputs["WebhookSecretsTableName"] == (
+        f"Ref({logical_id(template, 'AWS::DynamoDB::Table', 'WebhookSecrets')})"
     )
     assert outputs["UploadsBucketName"] == f"Ref({logical_id(template, 'AWS::S3::Bucket', 'UploadsBucket')})"
     assert outputs["AlertsTopicArn"] == f"Ref({only(template, 'AWS::SNS::Topic')[0]})"

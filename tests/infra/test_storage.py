@@ -22,13 +22,13 @@ def test_tables_are_on_demand_recoverable_encrypted_and_retained(cfn: Template) 
                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
                 "SSESpecification": {"SSEEnabled": True},
                 "TableName": Match.absent(),
-                # Both tables expire their items (finished jobs, and their delivery records).
+                # Finished jobs and their delivery records expire; webhook secrets never set the attribute.
                 "TimeToLiveSpecification": {"AttributeName": schema.TTL_ATTRIBUTE, "Enabled": True},
                 "DeletionProtectionEnabled": True,
             },
         },
     )
-    assert len(tables) == 2
+    assert len(tables) == 3
 
 
 def test_deletion_protection_can_be_turned_off_for_development() -> None:
@@ -36,7 +36,7 @@ def test_deletion_protection_can_be_turned_off_for_development() -> None:
 
     template = synthesize({"deletionProtection": "false"})
     tables = resources(template, "AWS::DynamoDB::Table").values()
-    assert [t["Properties"]["DeletionProtectionEnabled"] for t in tables] == [False, False]
+    assert [t["Properties"]["DeletionProtectionEnabled"] for t in tables] == [False, False, False]
 
 
 def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:

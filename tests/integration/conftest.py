@@ -8,6 +8,7 @@ import pytest
 from moto import mock_aws
 
 from lambdas.jobs import registry
+from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
@@ -69,7 +70,9 @@ def store(pipeline: Pipeline) -> JobStore:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    """Every JobStore's time, the handlers' own stores included, moved by the test instead of slept."""
+    """Every JobStore's time, the handlers' own stores included, and the webhook secrets' (their
+    rotation overlap), moved by the test instead of slept."""
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
+    monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake

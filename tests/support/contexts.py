@@ -21,6 +21,7 @@ def job_context(
     max_attempts: int = 5,
     parent_id: str | None = None,
     remaining_ms: int = 60_000,
+    owner: str = "",
 ) -> JobContext:
     worker = WorkerSettings.load()
     services = capabilities.WorkerCapabilities(worker, job_store(worker), JobQueue(worker.queue_url))
@@ -31,6 +32,7 @@ def job_context(
         max_attempts=max_attempts,
         parent_id=parent_id,
         remaining_ms=lambda: remaining_ms,
+        owner=owner,
     )
 
 

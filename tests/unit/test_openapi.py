@@ -65,6 +65,8 @@ ROUTE_ERRORS = {
     ("post", "/jobs/cancel"): {"400"},
     ("get", "/stats"): set(),
     ("post", "/uploads"): {"400"},
+    ("get", "/webhook-secret"): {"400"},
+    ("post", "/webhook-secret/rotate"): {"400", "409"},
 }
 
 

@@ -25,6 +25,7 @@ WORKER_ENVIRONMENT = {
     config.ENV_DLQ_URL: "dlq",
     config.ENV_UPLOADS_BUCKET: "uploads",
     config.ENV_WEBHOOK_SECRET_ARN: "arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks",
+    config.ENV_WEBHOOK_SECRETS_TABLE: "webhook-secrets",
     config.ENV_SENDER_EMAIL: "jobs@example.org",
 }
 
@@ -35,7 +36,13 @@ def test_a_missing_table_name_is_an_error_not_a_default() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [config.ENV_SENDER_EMAIL, config.ENV_WEBHOOK_SECRET_ARN, config.ENV_DELIVERIES_TABLE]
+    "name",
+    [
+        config.ENV_SENDER_EMAIL,
+        config.ENV_WEBHOOK_SECRET_ARN,
+        config.ENV_DELIVERIES_TABLE,
+        config.ENV_WEBHOOK_SECRETS_TABLE,
+    ],
 )
 def test_the_worker_refuses_to_start_without_what_its_job_types_need(name: str) -> None:
     environment = {k: v for k, v in WORKER_ENVIRONMENT.items() if k != name}

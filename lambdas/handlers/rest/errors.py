@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from lambdas import config
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.errors import (
+    ConcurrentRotationError,
     ForbiddenError,
     IdempotencyConflictError,
     InvalidCursorError,
@@ -57,6 +58,7 @@ _BY_TYPE: dict[type[Exception], tuple[int, str]] = {
     NotRetryableError: (409, "not_retryable"),
     NotCancellableError: (409, "not_cancellable"),
     ForbiddenError: (403, "forbidden"),
+    ConcurrentRotationError: (409, "concurrent_rotation"),
 }
 
 

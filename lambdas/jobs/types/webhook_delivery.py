@@ -1,8 +1,10 @@
 """`webhook_delivery`: one signed POST of a fan-out's event to one endpoint (a child job, not public).
 
 Each attempt checks the URL against the SSRF policy again (DNS may have changed since submission),
-connects to the address it checked, signs the body per Standard Webhooks with the stack's secret and
-records the attempt in the delivery log, whatever its outcome. How the response is read:
+connects to the address it checked, signs the body per Standard Webhooks with its client's secrets (the
+current one, and one rotated out less than 24 h ago) and records the attempt in the delivery log,
+whatever its outcome. The body names the client (`client`, its API key id): what a receiver verifies
+includes who submitted the event. How the response is read:
 
 - 2xx: delivered;
 - 410 Gone: the endpoint was removed; dead at once, no retries;
@@ -132,12 +134,12 @@ def _event_of(fanout_id: str, parent: Job | None) -> _Event:
     if parent is None:
         raise PermanentJobError(f"fan-out {fanout_id} no longer exists")
     event_type = str(parent.payload["eventType"])
-    return _Event(event_type, event_body(event_type, parent.payload["data"], parent.created_at))
+    return _Event(event_type, event_body(event_type, parent.payload["data"], parent.created_at, parent.owner))
 
 
-def event_body(event_type: str, data: Any, timestamp: str) -> bytes:
-    """The bytes every endpoint of a fan-out receives."""
-    body = {"event": event_type, "data": data, "timestamp": timestamp}
+def event_body(event_type: str, data: Any, timestamp: str, client: str) -> bytes:
+    """The bytes every endpoint of a fan-out receives; `client` (its owner) is signed with them."""
+    body = {"event": event_type, "client": client, "data": data, "timestamp": timestamp}
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -165,8 +167,8 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
         raise RetryableJobError(str(error)) from None
 
     timestamp = int(time.time())
-    key = webhook_signing.signing_key(context.signing_secret())
-    headers = webhook_signing.headers(key, context.job_id, timestamp, event.body)
+    keys = [webhook_signing.signing_key(secret) for secret in context.signing_secrets()]
+    headers = webhook_signing.headers(keys, context.job_id, timestamp, event.body)
     connect_timeout, read_timeout, total_timeout = _timeouts(context)
     outcome = webhook_http.post(
         target,

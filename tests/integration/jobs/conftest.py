@@ -8,7 +8,9 @@ import boto3
 import pytest
 
 from lambdas import config
+from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.models import settings
+from lambdas.store.webhook_secrets import WebhookSecretStore
 from tests.support.pipeline import Pipeline
 from tests.support.webhook_receiver import Receiver
 
@@ -20,7 +22,11 @@ class Stack:
     deliveries_table: str
     bucket: str
     sender: str
-    secret: str  # the webhook signing secret as stored: what a receiver configures
+    secrets_table: str
+
+    def secret_of(self, client: str) -> str:
+        """A client's current webhook signing secret (made on first use): what its receivers configure."""
+        return WebhookSecrets(WebhookSecretStore(self.secrets_table)).of(client).current
 
 
 @pytest.fixture
@@ -28,7 +34,6 @@ def stack(pipeline: Pipeline) -> Iterator[Stack]:
     env = pipeline.env
     # Verifying the sender is the operator's step in SES, outside the stack.
     boto3.client("sesv2").create_email_identity(EmailIdentity=env[config.ENV_SENDER_EMAIL])
-    secret = boto3.client("secretsmanager").get_secret_value(SecretId=env[config.ENV_WEBHOOK_SECRET_ARN])
     settings.reset()
     yield Stack(
         pipeline=pipeline,
@@ -36,7 +41,7 @@ def stack(pipeline: Pipeline) -> Iterator[Stack]:
         deliveries_table=env[config.ENV_DELIVERIES_TABLE],
         bucket=env[config.ENV_UPLOADS_BUCKET],
         sender=env[config.ENV_SENDER_EMAIL],
-        secret=secret["SecretString"],
+        secrets_table=env[config.ENV_WEBHOOK_SECRETS_TABLE],
     )
     settings.reset()
 

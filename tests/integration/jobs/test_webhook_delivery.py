@@ -20,6 +20,7 @@ from tests.support.webhook_receiver import Reply
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
 
 DATA = {"invoiceId": "in_42", "amount": 4200, "note": "café ☕"}
+CLIENT = "client-a"  # the fan-out's owner: its API key id
 
 
 @pytest.fixture
@@ -32,6 +33,7 @@ def fanout(stack) -> str:
             job_type="webhook_fanout",
             payload={"eventType": "invoice.paid", "data": DATA, "endpoints": []},
             max_attempts=5,
+            owner=CLIENT,
         )
     )
     return parent.job_id
@@ -44,6 +46,7 @@ def deliver(fanout_id: str, endpoint_id: str, url: str, attempt: int = 1, max_at
         attempt=attempt,
         max_attempts=max_attempts,
         parent_id=fanout_id,
+        owner=CLIENT,
     )
     payload = WebhookDeliveryPayload(endpoint_id=endpoint_id, url=url)
     return webhook_delivery.run(payload, context)
@@ -59,8 +62,9 @@ def test_delivered_event_is_signed_and_verifiable(stack, fanout, receiver):
     assert result == {"endpointId": "ep-1", "httpStatus": 200, "attempts": 1}
     [request] = receiver.to("/hooks/a")
     # The receiver's copy of the secret: the stored value, as Standard Webhooks libraries take it.
-    event = Webhook("whsec_" + stack.secret).verify(request.body, request.headers)
+    event = Webhook(stack.secret_of(CLIENT)).verify(request.body, request.headers)
     assert event["event"] == "invoice.paid"
+    assert event["client"] == CLIENT
     assert event["data"] == DATA
     assert event["timestamp"].endswith("Z")
     assert request.headers["Host"] == f"localhost:{receiver.port}"

@@ -19,6 +19,8 @@ from tests.support.contexts import job_context
 from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
+OWNER = "k1e2y3i4d5"  # the client key id of tests/events/api_post_job.json: the fan-outs' owner
+
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
 
 
@@ -94,7 +96,7 @@ def test_each_delivery_is_signed_and_verifiable(stack, receiver):
         {"eventType": "user.created", "data": {"id": "u1"}, "endpoints": endpoints(receiver, 3)},
     )
     stack.pipeline.drain()
-    verifier = Webhook("whsec_" + stack.secret)
+    verifier = Webhook(stack.secret_of(OWNER))
     for request in receiver.requests:
         assert verifier.verify(request.body, request.headers)["data"] == {"id": "u1"}
     assert {r.headers["webhook-id"] for r in receiver.requests} == {

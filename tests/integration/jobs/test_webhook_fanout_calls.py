@@ -47,8 +47,9 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
     `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
     `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
-    self._deliveries.record` (a PutItem per delivery); `_signing_secret`'s `with self._secret_lock:` as
-    `if True:` (a GetSecretValue per thread that asks before the first answer is cached)."""
+    self._deliveries.record` (a PutItem per delivery); `ClientSecretsCache.signing`'s `with self._lock:`
+    as `if True:` (a GetItem, and a PutItem, per thread that asks for the client's secrets before the
+    first answer is cached)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -64,12 +65,13 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     children = pipeline.receive(pipeline.queue_url)
     assert len(children) == ENDPOINTS
     assert _run_worker(children) == {"batchItemFailures": []}
-    # a claim each, one read of the parent's event and of the secret for the whole batch, and one
-    # transaction each (outcome, parent counters, log line), the last child's twice (it finishes the parent)
+    # a claim each, one read of the parent's event and of the client's secrets for the whole batch (and
+    # the secrets' first write: this client's first delivery), and one transaction each (outcome, parent
+    # counters, log line), the last child's twice (it finishes the parent)
     assert calls == {
         "UpdateItem": ENDPOINTS,
-        "GetItem": 1,
-        "GetSecretValue": 1,
+        "GetItem": 2,
+        "PutItem": 1,
         "TransactWriteItems": ENDPOINTS + 1,
     }
 

@@ -47,7 +47,9 @@ def test_threads_asking_for_one_fan_out_at_once_share_a_single_read() -> None:
         bodies = set(pool.map(ask, range(THREADS)))
 
     assert len(reads) == 1
-    assert bodies == {b'{"event":"invoice.paid","data":{"n":1},"timestamp":"2026-11-30T00:00:00Z"}'}
+    assert bodies == {
+        b'{"event":"invoice.paid","client":"","data":{"n":1},"timestamp":"2026-11-30T00:00:00Z"}'
+    }
 
 
 def test_a_failed_read_is_not_kept_and_the_next_ask_reads_again() -> None:

@@ -17,7 +17,7 @@ BODY = json.dumps({"event": "invoice.paid", "data": {"id": "in_1", "total": 4200
 
 def _signed(body: bytes = BODY, timestamp: int | None = None, message_id: str = "8b0c3a57") -> dict[str, str]:
     when = int(time.time()) if timestamp is None else timestamp
-    return webhook_signing.headers(webhook_signing.signing_key(SECRET), message_id, when, body)
+    return webhook_signing.headers([webhook_signing.signing_key(SECRET)], message_id, when, body)
 
 
 def test_a_receiver_using_the_reference_library_accepts_the_delivery():
@@ -67,7 +67,7 @@ def test_a_secret_stored_without_prefix_means_the_same_key():
     assert webhook_signing.signing_key(bare) == webhook_signing.signing_key(SECRET) == KEY
     # A generated 32-character alphanumeric secret is valid base64 as it stands.
     generated = "Zq3LmN8pRt5VwX2yA7bC9dE4fG6hJ1kM"
-    headers = webhook_signing.headers(webhook_signing.signing_key(generated), "m", int(time.time()), BODY)
+    headers = webhook_signing.headers([webhook_signing.signing_key(generated)], "m", int(time.time()), BODY)
     assert Webhook(generated).verify(BODY, headers)
 
 
@@ -75,3 +75,17 @@ def test_a_secret_stored_without_prefix_means_the_same_key():
 def test_unusable_secrets_are_refused(secret):
     with pytest.raises(webhook_signing.InvalidSecretError):
         webhook_signing.signing_key(secret)
+
+
+def test_signed_with_two_secrets_a_receiver_holding_either_verifies():
+    """A rotation's overlap: one `v1,` signature per secret, separated by a space (Standard Webhooks).
+    Seen to fail with `headers` joining only the first key's signature (the old secret's receiver refuses)."""
+    old = "whsec_" + base64.b64encode(bytes(range(1, 33))).decode()
+    keys = [webhook_signing.signing_key(SECRET), webhook_signing.signing_key(old)]
+    headers = webhook_signing.headers(keys, "m", int(time.time()), BODY)
+
+    assert len(headers["webhook-signature"].split(" ")) == 2
+    assert Webhook(SECRET).verify(BODY, headers) == Webhook(old).verify(BODY, headers) == json.loads(BODY)
+    stranger = "whsec_" + base64.b64encode(bytes(32)).decode()
+    with pytest.raises(WebhookVerificationError):
+        Webhook(stranger).verify(BODY, headers)

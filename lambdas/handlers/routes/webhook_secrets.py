@@ -1,0 +1,73 @@
+"""The webhook signing secrets: a key reads its own (`GET /webhook-secret`), the operator any client's
+(`?client=`), and the operator alone rotates one (`POST /webhook-secret/rotate`)."""
+
+import functools
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from lambdas.handlers.rest.openapi import responses
+from lambdas.handlers.rest.services import caller
+from lambdas.lifecycle.webhook_secrets import WebhookSecrets, client_of, require_operator, webhook_secrets
+from lambdas.models import settings
+from lambdas.models.webhook_secrets import CLIENT_PATTERN, RotateSecretRequest, WebhookSecretView
+
+router = Router()
+
+_OTHER_CLIENT = (
+    403,
+    "Missing or invalid API key (answered by API Gateway), or a client's key naming another client.",
+)
+_OPERATOR_ONLY = (
+    403,
+    "Missing or invalid API key (answered by API Gateway), or a client's key: rotation is the operator's.",
+)
+
+
+@functools.cache
+def _secrets() -> WebhookSecrets:
+    return webhook_secrets(settings.api())
+
+
+settings.forget_on_reset(_secrets)
+
+
+@router.get(
+    "/webhook-secret",
+    summary="A webhook signing secret",
+    description=(
+        "The `whsec_...` secret the caller's receivers verify its events with (made on first use). The "
+        "operator may name any client by its API key id (`client`)."
+    ),
+    responses=responses(200, "The secret", WebhookSecretView, 400, _OTHER_CLIENT),
+)
+def get_webhook_secret(
+    client: Annotated[
+        str | None, Query(pattern=CLIENT_PATTERN, description="A client's API key id (operator only).")
+    ] = None,
+) -> WebhookSecretView:
+    found = _secrets()
+    return WebhookSecretView.of(found.of(client_of(caller(router), client)), found.now())
+
+
+@router.post(
+    "/webhook-secret/rotate",
+    summary="Rotate a client's webhook secret (operator)",
+    description=(
+        "A new current secret for the client; the replaced one keeps signing beside it for 24 hours, so "
+        "its receivers can switch to the new one in that time."
+    ),
+    responses=responses(
+        200,
+        "Rotated",
+        WebhookSecretView,
+        400,
+        _OPERATOR_ONLY,
+        (409, "Other rotations of the same client kept changing it (`concurrent_rotation`): try again."),
+    ),
+)
+def rotate_webhook_secret(request: RotateSecretRequest) -> WebhookSecretView:
+    require_operator(caller(router))
+    found = _secrets()
+    return WebhookSecretView.of(found.rotate(request.client), found.now())
