@@ -15,6 +15,7 @@ from infra.keys import ApiKeys
 from infra.nag import acknowledge
 from infra.settings import Settings
 from lambdas import config
+from lambdas.handlers.rest.security import SECURITY_HEADERS
 
 STAGE_NAME: Final = "v1"
 
@@ -70,6 +71,27 @@ _ACCESS_LOG_FIELDS: Final = {
 }
 
 
+# API Gateway's regional account-level throttle (the default quota): no stage may allow more.
+ACCOUNT_RATE_LIMIT: Final = 10_000
+ACCOUNT_BURST_LIMIT: Final = 5_000
+
+
+def stage_throttle(settings: Settings, keys: int) -> tuple[int, int]:
+    """The stage's (rate, burst) per method: what the usage plan lets every key send at once, so the
+    stage never throttles one caller because of another (each key is held to its own plan limit),
+    capped at the account's throttle."""
+    return (
+        min(settings.api_rate_limit * keys, ACCOUNT_RATE_LIMIT),
+        min(settings.api_burst_limit * keys, ACCOUNT_BURST_LIMIT),
+    )
+
+
+def gateway_response_headers() -> dict[str, str]:
+    """The app's security headers (one source: lambdas/handlers/rest/security.py) on the answers API
+    Gateway writes itself, as static values: the literal between one outer pair of single quotes."""
+    return {name: f"'{value}'" for name, value in SECURITY_HEADERS.items()}
+
+
 def error_template(code: str) -> str:
     return '{"error": {"code": "%s", "message": $context.error.messageString}}' % code  # noqa: UP031
 
@@ -122,8 +144,8 @@ class JobsApi(Construct):
                 stage_name=STAGE_NAME,
                 tracing_enabled=True,
                 metrics_enabled=True,
-                throttling_rate_limit=settings.api_rate_limit,
-                throttling_burst_limit=settings.api_burst_limit,
+                throttling_rate_limit=stage_throttle(settings, len(keys.all))[0],
+                throttling_burst_limit=stage_throttle(settings, len(keys.all))[1],
                 access_log_destination=apigateway.LogGroupLogDestination(self.access_logs),
                 access_log_format=apigateway.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FIELDS)),
             ),
@@ -138,6 +160,7 @@ class JobsApi(Construct):
                 type=response_type,
                 status_code=str(status) if status else None,
                 templates={"application/json": error_template(code)},
+                response_headers=gateway_response_headers(),
             )
         self._add_routes(handler)
         self._add_usage_plan(settings, keys)
@@ -192,7 +215,7 @@ class JobsApi(Construct):
             (
                 "AwsSolutions-APIG3",
                 "Abuse is bounded per key by the usage plan's throttle and quota, and per stage by stage "
-                "throttling; a WAF web ACL is an account-level choice attached outside this stack.",
+                "throttling at the sum of the keys' plan limits (one key cannot use up the others'); a WAF web ACL is an account-level choice attached outside this stack.",
             ),
             (
                 "AwsSolutions-APIG6",

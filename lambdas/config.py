@@ -62,6 +62,16 @@ MAX_JSON_DEPTH: Final = 32
 # so 32 keeps a key near 625 writes/s at 10,000 jobs/s, under a partition's 1,000 (docs/design.md).
 STATUS_SHARDS: Final = 32
 MAX_STATUS_SHARDS: Final = 64  # a list page queries every shard: more makes pages slower
+# What one list page may read, whatever the filters leave (so no caller pays for reading past what
+# another's jobs fill an index with): one Query per shard plus PAGE_EXTRA_QUERIES, at most
+# PAGE_READ_ITEMS index entries. A page that stops on its budget answers what it found (maybe nothing)
+# and a cursor to read on.
+PAGE_EXTRA_QUERIES: Final = 32
+PAGE_READ_ITEMS: Final = 500
+# A fan-out's children are read by BatchGetItem (100 keys a call, DynamoDB's ceiling), at most
+# CHILD_PAGE_BATCHES calls per children page.
+CHILD_READ_BATCH: Final = 100
+CHILD_PAGE_BATCHES: Final = 5
 FINISHED_TTL_DAYS: Final = 30
 
 # Functions and their event sources.

@@ -54,6 +54,14 @@ class LazyTracer:
             return self._tracer
 
     def capture_lambda_handler(self, handler: Handler) -> Handler:
+        return self._traced(handler, capture_response=True)
+
+    def capture_lambda_handler_without_response(self, handler: Handler) -> Handler:
+        """For a handler whose answer is a caller's data (the api's): the trace keeps its timing and
+        errors, never the response body, which X-Ray would otherwise store as segment metadata."""
+        return self._traced(handler, capture_response=False)
+
+    def _traced(self, handler: Handler, capture_response: bool) -> Handler:
         traced: list[Handler] = []
 
         @wraps(handler)
@@ -61,7 +69,7 @@ class LazyTracer:
             if not tracing_active():
                 return handler(event, context)
             if not traced:
-                traced.append(self._real().capture_lambda_handler(handler))
+                traced.append(self._real().capture_lambda_handler(handler, capture_response=capture_response))
             return traced[0](event, context)
 
         return invoke

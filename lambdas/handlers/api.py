@@ -56,7 +56,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler_without_response
 @metrics.log_metrics
 def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return with_security_headers(app.resolve(as_json_request(event), context))

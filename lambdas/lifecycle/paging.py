@@ -1,7 +1,9 @@
 """Opaque list cursors: base64url JSON a client hands back unchanged, checked before any query uses it.
 
 A cursor names the query it continues (so it cannot be replayed against another list) and where each
-shard stands. Anything that does not decode to exactly that shape is InvalidCursorError (400).
+shard stands. Anything that does not decode to exactly that shape is InvalidCursorError (400), and
+so is a value DynamoDB would refuse as a start key where moto takes it (a number of more than 38
+digits: a ValidationException, a 500, in AWS).
 """
 
 import base64
@@ -14,6 +16,8 @@ from lambdas.lifecycle.errors import InvalidCursorError
 from lambdas.store.listing import END, Position
 
 _MAX_CURSOR_CHARS = 16_384
+# DynamoDB numbers hold at most 38 significant digits; sort keys here are epoch milliseconds (>= 0).
+_NUMBER_CEILING = 10**38
 
 
 def query_tag(*parts: object) -> str:
@@ -58,16 +62,13 @@ def shard_positions(state: Any, shards: int, numeric: bool) -> dict[int, Positio
 def _position(at: Any, numeric: bool) -> Position | str:
     if at == END:
         return END
-    sort_type = int if numeric else str
-    if (
-        isinstance(at, list)
-        and len(at) == 2
-        and type(at[0]) is sort_type
-        and isinstance(at[1], str)
-        and 0 < len(at[1]) <= 128
-        and (numeric or 0 < len(str(at[0])) <= 64)
-    ):
-        return at[0], at[1]
+    if not (isinstance(at, list) and len(at) == 2 and isinstance(at[1], str) and 0 < len(at[1]) <= 128):
+        raise InvalidCursorError("the cursor is malformed")
+    sort, job_id = at
+    if numeric and type(sort) is int and 0 <= sort < _NUMBER_CEILING:
+        return sort, job_id
+    if not numeric and type(sort) is str and 0 < len(sort) <= 64:
+        return sort, job_id
     raise InvalidCursorError("the cursor is malformed")
 
 

@@ -9,6 +9,7 @@ indexes (never a Scan), newest first, paged with opaque cursors (`paging`). The 
 cancel) live in `actions`, bulk ones in `bulk`.
 """
 
+from lambdas import config
 from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
 from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import InvalidCursorError, JobNotFoundError
@@ -17,13 +18,11 @@ from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import schema
 from lambdas.store.codec import NO_OWNER
-from lambdas.store.deliveries import DeliveryLog
+from lambdas.store.deliveries import DeliveryLog, attempts_prefix
 from lambdas.store.jobs import JobStore
 from lambdas.store.listing import ListQuery
 
 __all__ = ["child_ids", "find_job", "list_children", "list_deliveries", "list_jobs", "list_query"]
-
-_CHILD_READ_BATCH = 100
 
 
 def find_job(store: JobStore, job_id: str, caller: Caller) -> Job:
@@ -100,18 +99,28 @@ def list_children(
     cursor: str | None,
 ) -> ChildPage:
     """A fan-out's children in endpoint order: their ids follow from the parent's payload, so a page is
-    one BatchGetItem per 100 endpoints, no index."""
+    BatchGetItems of up to 100 children, no index. A status filter reads whole batches, at most
+    `config.CHILD_PAGE_BATCHES` of them: a page that finds fewer than `limit` matches in its budget
+    answers those (maybe none) and a cursor to read on."""
     parent = find_job(store, job_id, caller)
     endpoints = _endpoints(parent)
     tag = paging.query_tag("children", job_id, status)
     at = paging.offset(paging.decode(tag, cursor), len(endpoints))
     found: list[ChildSummary] = []
-    while at < len(endpoints) and len(found) < limit:
-        batch = endpoints[at : at + min(_CHILD_READ_BATCH, limit - len(found))]
-        ids = {delivery_id(job_id, endpoint_id): (endpoint_id, url) for endpoint_id, url in batch}
-        for child in store.get_many(list(ids)):
-            if status is None or child.status is status:
-                endpoint_id, url = ids[child.job_id]
+    for _ in range(config.CHILD_PAGE_BATCHES):
+        if at >= len(endpoints) or len(found) >= limit:
+            break
+        size = config.CHILD_READ_BATCH if status else min(config.CHILD_READ_BATCH, limit - len(found))
+        batch = endpoints[at : at + size]
+        children = {
+            child.job_id: child for child in store.get_many([delivery_id(job_id, e) for e, _ in batch])
+        }
+        for endpoint_id, url in batch:
+            if len(found) >= limit:
+                break
+            at += 1
+            child = children.get(delivery_id(job_id, endpoint_id))
+            if child is not None and (status is None or child.status is status):
                 found.append(
                     ChildSummary(
                         job_id=child.job_id,
@@ -122,7 +131,6 @@ def list_children(
                         last_error=child.last_error,
                     )
                 )
-        at += len(batch)
     next_cursor = paging.encode(tag, at) if at < len(endpoints) else None
     return ChildPage(children=found, next_cursor=next_cursor)
 
@@ -142,6 +150,9 @@ def list_deliveries(
     after = paging.decode(tag, cursor)
     if after is not None and not (isinstance(after, str) and 0 < len(after) <= 200):
         raise InvalidCursorError("the cursor is malformed")
+    if after is not None and only is not None and not after.startswith(attempts_prefix(only)):
+        # DynamoDB refuses a start key outside the key condition's begins_with range (moto does not).
+        raise InvalidCursorError("the cursor lies outside this delivery's attempts")
     attempts, following = log.page(fanout_id, only, limit, after)
     views = [DeliveryView.of(a) for a in attempts]
     return DeliveryPage(deliveries=views, next_cursor=paging.encode(tag, following) if following else None)

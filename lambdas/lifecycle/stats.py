@@ -4,7 +4,8 @@ Cheap at any scale, never a Scan: every figure comes from the same list indexes 
 as GET /jobs, read a bounded number of entries at a time (`lambdas.store.gauges`). A count stops at
 COUNT_CAP and then says `more` (the console shows "1,000+"); the per-minute series reads at most
 COUNT_CAP finished jobs per state. The queue depths are SQS's own approximate attributes: they are
-the pipeline's, not the caller's.
+the pipeline's, not the caller's, so only the operator sees them (a client's are null: how busy the
+pipeline is says how much others submit).
 """
 
 from collections import Counter
@@ -15,7 +16,7 @@ from lambdas.models.caller import Caller
 from lambdas.models.job import JobStatus
 from lambdas.models.stats import DeadLetterQueueView, MinuteView, QueueView, StatsView, Tally
 from lambdas.models.timestamps import iso_time
-from lambdas.store.gauges import Bounded, JobGauges, queue_depth
+from lambdas.store.gauges import Bounded, JobGauges, QueueDepth, queue_depth
 from lambdas.store.jobs import JobStore
 
 COUNT_CAP: Final = 1000
@@ -34,7 +35,10 @@ def pipeline_stats(
     types = gauges.sample(list_query(store, caller, None, None), "jobType", COUNT_CAP)
     minutes, more = _finished_per_minute(store, gauges, caller, now)
     oldest = gauges.oldest(list_query(store, caller, JobStatus.PENDING, None))
-    main, dead_letters = queue_depth(queue_url), queue_depth(dead_letter_queue_url)
+    main = queue_depth(queue_url) if caller.operator else QueueDepth(None, None, None)
+    dead_letters = (
+        DeadLetterQueueView(visible=queue_depth(dead_letter_queue_url).visible) if caller.operator else None
+    )
     return StatsView(
         statuses=statuses,
         types={name: Tally(count=n, more=types.more) for name, n in sorted(Counter(types.values).items())},
@@ -44,7 +48,7 @@ def pipeline_stats(
             delayed=main.delayed,
             oldest_pending_age_seconds=None if oldest is None else max(0.0, now - int(oldest) / 1000),
         ),
-        dead_letter_queue=DeadLetterQueueView(visible=dead_letters.visible),
+        dead_letter_queue=dead_letters,
         finished_per_minute=minutes,
         more=more,
     )

@@ -11,11 +11,16 @@ class Tally(_Wire):
 
 
 class QueueView(_Wire):
-    visible: int = Field(description="Messages waiting to be received (ApproximateNumberOfMessages).")
-    in_flight: int = Field(
-        description="Messages received and not yet deleted (being worked on, or backing off)."
+    visible: int | None = Field(
+        description="Messages waiting to be received (ApproximateNumberOfMessages); null for a client key."
     )
-    delayed: int = Field(description="Messages sent with a delay that has not run out yet.")
+    in_flight: int | None = Field(
+        description="Messages received and not yet deleted (being worked on, or backing off); null for a "
+        "client key."
+    )
+    delayed: int | None = Field(
+        description="Messages sent with a delay that has not run out yet; null for a client key."
+    )
     oldest_pending_age_seconds: float | None = Field(
         description="How long the caller's oldest `pending` job has been pending; null when there is none."
     )
@@ -40,8 +45,13 @@ class StatsView(_Wire):
     types: dict[str, Tally] = Field(
         description="The caller's jobs per type, among at most the newest 1,000 jobs."
     )
-    queue: QueueView = Field(description="The main queue (the whole pipeline's, not only the caller's).")
-    dead_letter_queue: DeadLetterQueueView
+    queue: QueueView = Field(
+        description="The main queue: its depths are the whole pipeline's, so only the operator key sees "
+        "them; the oldest pending job is the caller's own."
+    )
+    dead_letter_queue: DeadLetterQueueView | None = Field(
+        description="The dead-letter queue (the whole pipeline's): null for a client key."
+    )
     finished_per_minute: list[MinuteView] = Field(
         description="The caller's jobs that ended `done` or `dead`, per minute over the last hour, oldest first."
     )

@@ -83,7 +83,7 @@ class DeliveryLog:
         if delivery_id is not None:
             condition += " AND begins_with(#sk, :delivery)"
             names["#sk"] = schema.DELIVERIES_SK
-            values[":delivery"] = {"S": f"{delivery_id}#"}
+            values[":delivery"] = {"S": attempts_prefix(delivery_id)}
         params: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": condition,
@@ -127,7 +127,12 @@ class DeliveryLog:
 
 
 def attempt_key(delivery_id: str, attempt: int) -> str:
-    return f"{delivery_id}#{attempt:04d}"
+    return f"{attempts_prefix(delivery_id)}{attempt:04d}"
+
+
+def attempts_prefix(delivery_id: str) -> str:
+    """What every attempt key of one delivery begins with."""
+    return f"{delivery_id}#"
 
 
 def _excerpt(text: str) -> str:

@@ -32,9 +32,9 @@ class Sample:
 
 @dataclass(frozen=True)
 class QueueDepth:
-    visible: int
-    in_flight: int
-    delayed: int
+    visible: int | None
+    in_flight: int | None
+    delayed: int | None
 
 
 @dataclass(frozen=True)

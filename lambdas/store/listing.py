@@ -1,7 +1,11 @@
 """Listing jobs newest first across the shards of one index: a lazy k-way merge of per-shard Queries.
 
 Each shard's key is queried newest first, a few items at a time, and the heads are merged; a page
-stops at `limit` items. Where each shard stands (the last item taken from it, or `END`) is the
+stops at `limit` items, or earlier when it has spent its read budget (`config.PAGE_EXTRA_QUERIES`
+Queries beyond one per shard, `config.PAGE_READ_ITEMS` index entries): a filter that matches little
+(another owner's entries in the shared `processing` keys, a type nobody submitted) then costs a bounded
+page, possibly an empty one, with positions to read on. An item is taken only when every open shard
+offers its head, so a page cut short keeps the newest-first order. Where each shard stands (the last item taken from it, or `END`) is the
 position the next page starts from; the lifecycle turns it into an opaque cursor. Every item lives on
 one shard only, so a page never repeats an item a previous page returned, and nothing is skipped.
 """
@@ -10,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from lambdas import config
 from lambdas.store import codec, schema
 from lambdas.store.job_table import JobTable
 
@@ -37,6 +42,16 @@ class _Shard:
     more: bool = True
 
 
+@dataclass
+class _Budget:
+    queries: int
+    items: int
+
+    @property
+    def spent(self) -> bool:
+        return self.queries <= 0 or self.items <= 0
+
+
 class JobListing(JobTable):
     def list_ids(
         self, query: ListQuery, limit: int, positions: Mapping[int, Position | str]
@@ -47,11 +62,12 @@ class JobListing(JobTable):
             at = positions.get(number)
             shards.append(_Shard(key, at if isinstance(at, tuple) else None, done=at == END))
         batch = max(_MIN_BATCH, -(-2 * limit // max(len(shards), 1)))
+        budget = _Budget(len(shards) + config.PAGE_EXTRA_QUERIES, config.PAGE_READ_ITEMS)
         taken: list[str] = []
         while len(taken) < limit:
-            heads = [s for s in shards if not s.done and self._head(query, s, batch)]
-            if not heads:
-                break
+            heads = [s for s in shards if not s.done and self._head(query, s, batch, budget)]
+            if not heads or any(not s.done and not s.buffer for s in shards):
+                break  # nothing left, or the budget ran out before every shard offered its head
             newest = max(heads, key=lambda s: s.buffer[0])
             newest.start = newest.buffer.pop(0)
             taken.append(newest.start[1])
@@ -64,10 +80,16 @@ class JobListing(JobTable):
         open_shards = [s for s in shards if not s.done and (s.buffer or s.more)]
         return taken, following if open_shards else None
 
-    def _head(self, query: ListQuery, shard: _Shard, batch: int) -> bool:
-        """Whether the shard has an item to offer, querying it when its buffer is empty."""
+    def _head(self, query: ListQuery, shard: _Shard, batch: int, budget: _Budget) -> bool:
+        """Whether the shard has an item to offer, querying it when its buffer is empty (and the
+        budget allows: a shard the budget stopped stays open, neither done nor offering)."""
         while not shard.buffer and shard.more:
-            shard.buffer, shard.more = self._query(query, shard, batch)
+            if budget.spent:
+                return False
+            reads = min(batch, budget.items)  # Limit bounds the entries read, before any filter
+            budget.queries -= 1
+            budget.items -= reads
+            shard.buffer, shard.more = self._query(query, shard, reads)
         if not shard.buffer:
             shard.done = True
         return bool(shard.buffer)

@@ -218,7 +218,7 @@ class Readers:
         status = self._value(props, "StatusCode")
         # Header values are literals in single quotes, as in a method response mapping.
         headers = {
-            name.removeprefix("gatewayresponse.header."): str(self._resolver.resolve(value)).strip("'")
+            name.removeprefix("gatewayresponse.header."): _literal(str(self._resolver.resolve(value)))
             for name, value in props.get("ResponseParameters", {}).items()
         }
         return GatewayResponse(
@@ -247,3 +247,9 @@ class Readers:
                     rate_limit=throttle.get("RateLimit"), burst_limit=throttle.get("BurstLimit")
                 )
         return UsagePlanLimits()
+
+
+def _literal(value: str) -> str:
+    """A static header value: the text inside one outer pair of single quotes (a CSP's own 'self' and
+    'none' stay quoted)."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == "'" else value

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import requests
 
+from lambdas.handlers.rest.security import SECURITY_HEADERS
 from lambdas.models.job import NewJob
 from lambdas.store import clients
 from local_runtime.runtime import LocalRuntime
@@ -220,6 +221,11 @@ def test_api_key_is_enforced_like_the_usage_plan(client: Client) -> None:
     )
     assert wrong.status_code == 403
     assert (unknown_path.status_code, unknown_path.json()["error"]["code"]) == (404, "not_found")
+    # API Gateway's own answers carry the app's security headers, quoted directives intact (seen to
+    # fail without the stack's `response_headers=gateway_response_headers()`, and with the reader's
+    # `strip("'")` that cut the closing quote of `'none'`)
+    for answer in (missing, wrong, unknown_path):
+        assert {name: answer.headers.get(name) for name in SECURITY_HEADERS} == SECURITY_HEADERS
     assert (
         client.get(f"jobs/{uuid.uuid4()}").json()["error"]["code"] == "job_not_found"
     )  # the handler answered

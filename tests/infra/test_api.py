@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
+from infra.api import _GATEWAY_ERRORS
 from lambdas import config
+from lambdas.handlers.rest.security import SECURITY_HEADERS
 from tests.infra.cfn import function, only, render, resources
 from tests.infra.conftest import CUSTOM_CONTEXT
 
@@ -176,9 +178,41 @@ def test_api_limits_come_from_context(custom_template: dict[str, Any]) -> None:
         "BurstLimit": CUSTOM_CONTEXT["apiBurstLimit"],
     }
     assert plan["Properties"]["Quota"] == {"Limit": CUSTOM_CONTEXT["apiQuotaPerDay"], "Period": "DAY"}
+    keys = len(resources(custom_template, "AWS::ApiGateway::ApiKey"))
     (settings,) = stage["Properties"]["MethodSettings"]
-    assert settings["ThrottlingRateLimit"] == CUSTOM_CONTEXT["apiRateLimit"]
-    assert settings["ThrottlingBurstLimit"] == CUSTOM_CONTEXT["apiBurstLimit"]
+    assert settings["ThrottlingRateLimit"] == CUSTOM_CONTEXT["apiRateLimit"] * keys
+    assert settings["ThrottlingBurstLimit"] == CUSTOM_CONTEXT["apiBurstLimit"] * keys
+
+
+def test_the_stage_lets_every_key_use_its_whole_plan_at_once(template: dict[str, Any]) -> None:
+    """One key at its plan's rate must not throttle the others: the stage's per-method limit is the sum
+    of what the usage plan lets the keys send (by default 50 rps and a burst of 100 per key, one client
+    and the operator: 100 and 200), capped by the account's 10,000 and 5,000. Seen to fail (50 == 100)
+    with the stage's
+    `throttling_rate_limit` back at `settings.api_rate_limit`."""
+    _, plan = only(template, "AWS::ApiGateway::UsagePlan")
+    _, stage = only(template, "AWS::ApiGateway::Stage")
+    keys = len(resources(template, "AWS::ApiGateway::ApiKey"))
+    (settings,) = stage["Properties"]["MethodSettings"]
+
+    assert keys >= 2
+    assert settings["ThrottlingRateLimit"] == min(plan["Properties"]["Throttle"]["RateLimit"] * keys, 10_000)
+    assert settings["ThrottlingBurstLimit"] == min(plan["Properties"]["Throttle"]["BurstLimit"] * keys, 5_000)
+
+
+@pytest.mark.parametrize("response_type", [t.response_type for t, _, _ in _GATEWAY_ERRORS])
+def test_answers_api_gateway_writes_itself_carry_the_apps_security_headers(
+    template: dict[str, Any], response_type: str
+) -> None:
+    """Seen to fail (no ResponseParameters) with `response_headers=gateway_response_headers()` removed."""
+    (response,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::ApiGateway::GatewayResponse").values()
+        if r["Properties"]["ResponseType"] == response_type
+    ]
+    assert response["ResponseParameters"] == {
+        f"gatewayresponse.header.{name}": f"'{value}'" for name, value in SECURITY_HEADERS.items()
+    }
 
 
 def test_api_is_regional_and_invoked_only_through_its_routes(cfn: Template, template: dict[str, Any]) -> None:

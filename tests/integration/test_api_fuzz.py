@@ -24,6 +24,8 @@ from lambdas import config
 from lambdas.handlers import api
 from lambdas.jobs import registry
 from lambdas.jobs.types import register_builtin_types
+from lambdas.jobs.types.webhook_delivery import delivery_id
+from lambdas.store.jobs import JobStore
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline, load_event
 from tests.support.schemas import ANY_JSON, from_json_schema
@@ -263,3 +265,59 @@ def test_payloads_shaped_by_each_job_types_model_never_get_a_5xx(
     pipeline: Pipeline, body: dict[str, Any]
 ) -> None:
     request("POST", "/jobs", json.dumps(body, ensure_ascii=False), {})
+
+
+# Inputs moto takes and real DynamoDB refuses (a ValidationException: a 500 in AWS), or that JSON cannot
+# hold: each must be a 400 here, since no run under moto would show the 500.
+ALPHA = "alpha0key1"
+
+
+def _recoded(cursor: str, change: Any) -> str:
+    """A cursor of the same list with its state changed by `change`."""
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    data["s"] = change(data["s"])
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _error_code(pipeline: Pipeline, path: str, body: str | None = None) -> tuple[int, str]:
+    response = pipeline.request("POST" if body else "GET", path, raw_body=body, api_key_id=ALPHA)
+    assert response.body is not None
+    assert set(response.body) == {"error"}, response.body
+    return response.status, response.body["error"]["code"]
+
+
+@pytest.mark.usefixtures("test_types")
+def test_a_cursor_number_over_38_digits_is_refused(pipeline: Pipeline) -> None:
+    """Seen to fail (200: moto took the start key) with `paging._position`'s `0 <= at[0] <
+    _NUMBER_CEILING` check removed."""
+    for _ in range(2):
+        pipeline.submit("test_echo", {}, api_key_id=ALPHA)
+    cursor = pipeline.request("GET", "/jobs?status=pending&limit=1", api_key_id=ALPHA).body["nextCursor"]
+    huge = _recoded(cursor, lambda state: {shard: [10**38, at[1]] for shard, at in state.items()})
+
+    assert _error_code(pipeline, f"/jobs?status=pending&limit=1&cursor={huge}") == (400, "invalid_cursor")
+
+
+def test_a_delivery_cursor_outside_its_deliverys_attempts_is_refused(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Seen to fail (200: moto started the Query outside its begins_with range) with `list_deliveries`'s
+    `after.startswith(attempts_prefix(only))` check removed."""
+    from lambdas.lifecycle import paging
+    from tests.integration.test_read_budget import fan_out
+
+    fan_out(store, ALPHA, 2)
+    child = delivery_id("fan", "ep0")
+    outside = paging.encode(paging.query_tag("deliveries", child), f"{delivery_id('fan', 'ep1')}#0001")
+
+    assert _error_code(pipeline, f"/jobs/{child}/deliveries?cursor={outside}") == (400, "invalid_cursor")
+
+
+@pytest.mark.usefixtures("test_types")
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_nan_and_infinity_in_a_payload_are_refused(pipeline: Pipeline, number: str) -> None:
+    """Seen to fail (a 422 from the model, not the reader's 400) with `read_json_body`'s
+    `parse_constant=_not_a_number, parse_float=_finite` removed."""
+    body = '{"type": "test_echo", "payload": {"x": %s}}'
+
+    assert _error_code(pipeline, "/jobs", body % number)[0] == 400

@@ -50,3 +50,40 @@ def test_a_sampled_invocation_in_lambda_runs_under_the_real_tracer():
     env |= {"_X_AMZN_TRACE_ID": SAMPLED, "AWS_XRAY_CONTEXT_MISSING": "IGNORE_ERROR"}
     run = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, check=True)
     assert run.stdout.strip().splitlines()[-1] == "['aws_xray_sdk'] {'echo': 'x'}"
+
+
+_RESPONSE_PROBE = """
+from aws_xray_sdk.core.models.entity import Entity
+from lambdas import observability
+stored = []
+Entity.put_metadata = lambda self, key, value, namespace="default": stored.append(key)
+observability.tracer.capture_lambda_handler(lambda event, context: {"echo": event})("x", None)
+observability.tracer.capture_lambda_handler_without_response(lambda event, context: {"secret": event})("x", None)
+print(len([key for key in stored if key.endswith(" response")]))
+"""
+
+
+def test_the_without_response_handler_keeps_its_answer_out_of_the_trace():
+    """Seen to fail (2 responses stored) with `capture_lambda_handler_without_response` passing
+    `capture_response=True`."""
+    env = {"PATH": "", "AWS_DEFAULT_REGION": "us-east-1", "LAMBDA_TASK_ROOT": "/var/task"}
+    env |= {"_X_AMZN_TRACE_ID": SAMPLED, "AWS_XRAY_CONTEXT_MISSING": "IGNORE_ERROR"}
+    probe = [sys.executable, "-c", _RESPONSE_PROBE]
+    run = subprocess.run(probe, capture_output=True, text=True, env=env, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "1"
+
+
+_API_PROBE = """
+from lambdas import observability
+used = []
+observability.LazyTracer._traced = lambda self, handler, capture_response: used.append(capture_response) or handler
+import lambdas.handlers.api
+print(used)
+"""
+
+
+def test_the_api_function_traces_without_its_responses():
+    """An api answer is a caller's jobs: X-Ray must not keep it. Seen to fail ([True]) with the api's
+    `@tracer.capture_lambda_handler_without_response` as `@tracer.capture_lambda_handler`."""
+    run = subprocess.run([sys.executable, "-c", _API_PROBE], capture_output=True, text=True, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "[False]"

@@ -3,9 +3,12 @@
 The bounds are checked here, before any model sees the body, so that nothing later can fail on it:
 `json.loads` raises RecursionError (not ValueError) on deep nesting, pydantic refuses to serialise
 past its own depth, and a lone surrogate (`"\\ud800"`, valid JSON text) cannot be encoded as UTF-8.
+NaN and Infinity (Python's JSON extensions, or a number like 1e999 too large for a float) are refused:
+JSON has no such values, so they would come back as null, not as what the client sent.
 """
 
 import json
+import math
 import re
 from typing import Any
 
@@ -21,9 +24,11 @@ def read_json_body(body: str) -> Any:
     if len(body.encode(errors="surrogatepass")) > config.MAX_BODY_BYTES:
         raise BodyTooLargeError()
     try:
-        value = json.loads(body)
+        value = json.loads(body, parse_constant=_not_a_number, parse_float=_finite)
     except RecursionError:
         raise NestingTooDeepError() from None
+    except MalformedBodyError:
+        raise
     except ValueError as error:
         raise MalformedBodyError(f"the request body is not valid JSON: {error}") from None
     if _deeper_than(value, config.MAX_JSON_DEPTH):
@@ -31,6 +36,17 @@ def read_json_body(body: str) -> Any:
     if _ESCAPED_SURROGATE.search(body) and not _encodable(value):
         raise MalformedBodyError("the request body holds a lone UTF-16 surrogate, which is not text")
     return value
+
+
+def _not_a_number(name: str) -> float:
+    raise MalformedBodyError(f"the request body holds {name}, which JSON has no value for")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise MalformedBodyError(f"the request body holds {text[:40]}, a number too large for a float")
+    return number
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

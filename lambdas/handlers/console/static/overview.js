@@ -43,16 +43,15 @@ function fact(label, value) {
   return [el('dt', {}, label), el('dd', {}, value)];
 }
 
+// The queues' depths are the whole pipeline's: the API gives them to the operator key only (null else).
 function queues(queue, deadLetters) {
-  return el(
-    'dl',
-    { class: 'facts' },
-    fact('Main queue: ready', formatNumber(queue.visible ?? 0)),
+  const depths = queue.visible == null ? [] : [
+    fact('Main queue: ready', formatNumber(queue.visible)),
     fact('Main queue: running', formatNumber(queue.inFlight ?? 0)),
     fact('Main queue: delayed', formatNumber(queue.delayed ?? 0)),
-    fact('Oldest pending job', formatAge(queue.oldestPendingAgeSeconds)),
-    fact('Dead-letter queue', formatNumber(deadLetters.visible ?? 0)),
-  );
+  ];
+  const dead = deadLetters == null ? [] : [fact('Dead-letter queue', formatNumber(deadLetters.visible ?? 0))];
+  return el('dl', { class: 'facts' }, ...depths, fact('Oldest pending job', formatAge(queue.oldestPendingAgeSeconds)), ...dead);
 }
 
 const anyMore = (stats) =>
@@ -67,7 +66,7 @@ function render(body, stats) {
       'div',
       { class: 'columns' },
       el('section', { 'aria-labelledby': 'by-type' }, el('h2', { id: 'by-type' }, 'Jobs by type'), typeTable(stats.types || {})),
-      el('section', { 'aria-labelledby': 'queues' }, el('h2', { id: 'queues' }, 'Queues'), queues(stats.queue || {}, stats.deadLetterQueue || {})),
+      el('section', { 'aria-labelledby': 'queues' }, el('h2', { id: 'queues' }, 'Queues'), queues(stats.queue || {}, stats.deadLetterQueue)),
     ),
     el(
       'section',
