@@ -52,7 +52,8 @@ def test_a_submit_refused_429_is_retried_after_retry_after_with_the_same_idempot
     assert submitted.job_id == "j-1"
     sent = api.to("/v1/jobs")
     keys = {request.headers["idempotency-key"] for request in sent}
-    assert len(sent) == 3 and len(keys) == 1
+    assert len(sent) == 3
+    assert len(keys) == 1
     assert len(keys.pop()) >= 32  # a uuid4: unique to this submit
     assert slept[0] == 7
     assert json.loads(sent[0].body) == {
