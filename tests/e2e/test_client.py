@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "client.md"
+README = ROOT / "README.md"
 _BLOCK = re.compile(r"<!-- client-example: (\w+) -->\n```python\n(.*?)```", re.DOTALL)
 
 # Calls the doc's WSGI apps the way a server would, and checks what each example promised.
@@ -128,3 +129,24 @@ def test_the_docs_examples_run_with_only_the_client_installed(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all examples ran" in done.stdout
+
+
+def test_the_readmes_example_runs_with_only_the_client_installed(
+    fresh_python: Path, runtime: LocalRuntime, tmp_path: Path
+) -> None:
+    """Seen to fail with `wait` returning before the job finished (it printed `pending`)."""
+    (example,) = _BLOCK.findall(README.read_text())
+    assert example[0] == "readme"
+    script = f"API_URL = {runtime.url!r}\nAPI_KEY = {_key(runtime, 'beta')!r}\n{example[1]}"
+    (tmp_path / "readme.py").write_text(script)
+    done = subprocess.run(
+        [fresh_python, "-I", str(tmp_path / "readme.py")],
+        env={"PATH": os.environ["PATH"]},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "done"
