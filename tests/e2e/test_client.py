@@ -74,6 +74,19 @@ def _key(runtime: LocalRuntime, name: str) -> str:
     return value
 
 
+def _run(python: Path, script: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The script in the fresh virtualenv, isolated (-I) from this repository and the caller's site."""
+    return subprocess.run(
+        [python, "-I", str(script)],
+        env=env,
+        cwd=script.parent,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
+
+
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtualenv with nothing but offload-client and what it depends on (requests, from the registry)."""
@@ -118,15 +131,7 @@ def test_the_docs_examples_run_with_only_the_client_installed(
         "OFFLOAD_API_KEY": _key(runtime, "beta"),
         "OFFLOAD_WEBHOOK_SECRET": secret,
     }
-    done = subprocess.run(
-        [fresh_python, "-I", str(tmp_path / "app.py")],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=200,
-        check=False,
-    )
+    done = _run(fresh_python, tmp_path / "app.py", env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all examples ran" in done.stdout
 
@@ -139,14 +144,6 @@ def test_the_readmes_example_runs_with_only_the_client_installed(
     assert example[0] == "readme"
     script = f"API_URL = {runtime.url!r}\nAPI_KEY = {_key(runtime, 'beta')!r}\n{example[1]}"
     (tmp_path / "readme.py").write_text(script)
-    done = subprocess.run(
-        [fresh_python, "-I", str(tmp_path / "readme.py")],
-        env={"PATH": os.environ["PATH"]},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=200,
-        check=False,
-    )
+    done = _run(fresh_python, tmp_path / "readme.py", {"PATH": os.environ["PATH"]})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == "done"
