@@ -15,15 +15,15 @@ export AWS_EC2_METADATA_DISABLED := true
 venv: $(VENV)/.installed
 
 # The first install takes minutes: say what is happening, and let pip list what it fetches.
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml client/pyproject.toml
 	@echo "==> [1/4] the virtualenv $(VENV) (its first install takes a few minutes)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/4] upgrading pip"
 	@$(PY) -m pip install -q --upgrade pip
 	@echo "==> [3/4] installing the Python dependencies (requirements-dev.txt)"
 	@set -o pipefail; $(PY) -m pip install -r requirements-dev.txt | sed '/^Requirement already satisfied/d'
-	@echo "==> [4/4] installing offload itself (the offload command, the local runtime)"
-	@$(PY) -m pip install -q --no-deps -e .
+	@echo "==> [4/4] installing offload itself (the offload command, the local runtime) and offload-client"
+	@$(PY) -m pip install -q --no-deps -e . -e ./client
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json

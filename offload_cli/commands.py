@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,9 @@ def submit(target: Target, args: argparse.Namespace) -> int:
         body["maxAttempts"] = args.max_attempts
     if args.delay is not None:
         body["delaySeconds"] = args.delay
-    headers = {"idempotency-key": args.idempotency_key} if args.idempotency_key else {}
+    # Without --idempotency-key, a key of this run's own: offload_client's retries (429, 5xx, a dropped
+    # connection) then send it again, so a retried submit returns the same job, never a second one.
+    headers = {"idempotency-key": args.idempotency_key or str(uuid.uuid4())}
     document = call(target, "POST", target.endpoint("jobs"), headers=headers, json=body)
     print(json.dumps(document, indent=2))
     if args.wait:

@@ -419,3 +419,25 @@ def test_deliveries_pages_the_log_into_a_table(capsys: pytest.CaptureFixture[str
     assert rows[0].endswith("timed out")
     assert rows[1].endswith("ok")
     assert len(api.requests) == 2  # the limit reached, the third page is never asked for
+
+
+def test_a_submit_the_api_refuses_with_429_is_sent_again_with_the_same_idempotency_key(
+    capsys: pytest.CaptureFixture[str], api: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen to fail with the CLI sending no key of its own (the repeat could have made a second job)."""
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    limited = Reply(
+        429,
+        {"content-type": "application/json", "Retry-After": "0"},
+        b'{"error": {"code": "rate_limited", "message": "slow down"}}',
+    )
+    api.script("/v1/jobs", limited, _json({"jobId": "j-1", "status": "pending"}, 202))
+
+    code, out, _ = offload(capsys, *against(api, "submit", "send_email", "--payload", "{}"))
+
+    assert code == ExitCode.OK
+    assert json.loads(out)["jobId"] == "j-1"
+    keys = [request.headers.get("idempotency-key") for request in api.to("/v1/jobs")]
+    assert len(keys) == 2
+    assert keys[0]
+    assert keys[0] == keys[1]

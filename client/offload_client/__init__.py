@@ -1,0 +1,34 @@
+"""offload's Python client: submit, follow and act on jobs, and verify offload's webhooks (sync only)."""
+
+from offload_client.client import Client
+from offload_client.errors import (
+    ApiError,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    OffloadError,
+    RateLimited,
+    Unreachable,
+    WaitTimeout,
+)
+from offload_client.models import Child, Delivery, Job, JobSummary, Stats, Submitted
+
+__all__ = [
+    "ApiError",
+    "Child",
+    "Client",
+    "Conflict",
+    "Delivery",
+    "Forbidden",
+    "InvalidRequest",
+    "Job",
+    "JobSummary",
+    "NotFound",
+    "OffloadError",
+    "RateLimited",
+    "Stats",
+    "Submitted",
+    "Unreachable",
+    "WaitTimeout",
+]

@@ -1,0 +1,278 @@
+"""`Client`: offload's HTTP API from Python, sync, with the retries every caller would otherwise hand-write.
+
+Contract:
+- Every request has a timeout (`timeout`, seconds) and sends the key as `x-api-key` (or `auth=`, any
+  `requests` auth object).
+- A connection error, a timeout, a 5xx or a 429 is retried up to `retries` times with exponential
+  backoff (`backoff` x 2^n, at most `max_backoff`); a 429's `Retry-After` is honoured instead.
+  A 429 is always retried (the API refused the request before doing anything); the others only for
+  reads and for requests that carry an `Idempotency-Key`, which a retry sends unchanged.
+- `submit` creates the `Idempotency-Key` when the caller gives none, so a retried submit returns the
+  same job and can never create a second one.
+- An error answer raises the `ApiError` subclass of its status with the API's `error.code` and message;
+  no answer at all raises `Unreachable`.
+- `list`, `children` and `deliveries` follow `nextCursor` until it is absent, through empty pages too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from offload_client.errors import ApiError, RateLimited, Unreachable, WaitTimeout, error_class
+from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Stats, Submitted
+
+PAGE_LIMIT = 100  # the most one page of a list route holds
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_ERRNO_TEXT = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
+
+
+class Client:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        *,
+        auth: requests.auth.AuthBase | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.url = url.rstrip("/") + "/"
+        self.api_key = api_key
+        self.auth = auth
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.session = session or requests.Session()
+        self._sleep = sleep
+
+    # -- jobs ---------------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        type: str,
+        payload: dict[str, Any],
+        *,
+        max_attempts: int | None = None,
+        delay_seconds: int | None = None,
+        run_at: datetime | None = None,
+        idempotency_key: str | None = None,
+    ) -> Submitted:
+        """Create a job; `run_at` (aware datetime) becomes `delaySeconds` from now (the API's only clock)."""
+        if run_at is not None and delay_seconds is not None:
+            raise ValueError("give delay_seconds or run_at, not both")
+        body: dict[str, Any] = {"type": type, "payload": payload}
+        if max_attempts is not None:
+            body["maxAttempts"] = max_attempts
+        if run_at is not None:
+            delay_seconds = max(0, math.ceil((run_at - datetime.now(UTC)).total_seconds()))
+        if delay_seconds is not None:
+            body["delaySeconds"] = delay_seconds
+        key = idempotency_key or str(uuid.uuid4())
+        document = self.request("POST", "jobs", json=body, headers={"idempotency-key": key})
+        return Submitted.from_api(document)
+
+    def get(self, job_id: str) -> Job:
+        return Job.from_api(self.request("GET", job_path(job_id)))
+
+    def wait(self, job_id: str, timeout: float = 60.0, *, interval: float = 1.0) -> Job:
+        """The job once it is done, dead or cancelled; WaitTimeout (with the job as last seen) after `timeout`."""
+        deadline = time.monotonic() + timeout
+        job = self.get(job_id)
+        while job.status not in TERMINAL:
+            if time.monotonic() >= deadline:
+                raise WaitTimeout(f"job {job_id} is still {job.status} after {timeout:g} s", job)
+            self._sleep(interval)
+            job = self.get(job_id)
+        return job
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        limit: int | None = None,
+        page_size: int = PAGE_LIMIT,
+    ) -> Iterator[JobSummary]:
+        """Every job (newest first), or the first `limit`, optionally of one status and type, across pages."""
+        query = {name: value for name, value in (("status", status), ("type", type)) if value}
+        for entry in self.pages("jobs", "jobs", query, page_size, limit):
+            yield JobSummary.from_api(entry)
+
+    def retry(self, job_id: str) -> Job:
+        return Job.from_api(self.request("POST", job_path(job_id, "retry")))
+
+    def cancel(self, job_id: str) -> Job:
+        return Job.from_api(self.request("POST", job_path(job_id, "cancel")))
+
+    def children(self, job_id: str, *, page_size: int = PAGE_LIMIT) -> Iterator[Child]:
+        for entry in self.pages(job_path(job_id, "children"), "children", None, page_size):
+            yield Child.from_api(entry)
+
+    def deliveries(self, job_id: str, *, page_size: int = PAGE_LIMIT) -> Iterator[Delivery]:
+        for entry in self.pages(job_path(job_id, "deliveries"), "deliveries", None, page_size):
+            yield Delivery.from_api(entry)
+
+    def stats(self) -> Stats:
+        return Stats.from_api(self.request("GET", "stats"))
+
+    # -- the transport ------------------------------------------------------------------------------
+
+    def pages(
+        self,
+        path: str,
+        items: str,
+        params: dict[str, str] | None = None,
+        page_size: int = PAGE_LIMIT,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every entry of a paged route (`{items: [...], "nextCursor"}`), page after page.
+
+        A page may be empty and still carry a nextCursor (a filter that matched nothing in one slice of
+        the table): the walk goes on while a cursor comes back, and stops when none does. With `limit`,
+        it stops after that many entries, asking no page for more than it still needs.
+        """
+        cursor: str | None = None
+        left = math.inf if limit is None else limit
+        while left > 0:
+            query = {**(params or {}), "limit": str(int(min(page_size, left)))}
+            if cursor:
+                query["cursor"] = cursor
+            document = self.request("GET", path, params=query)
+            entries = document.get(items) if isinstance(document, dict) else None
+            where = urlsplit(self._url(path)).path
+            if not isinstance(entries, list):
+                raise ApiError(200, None, f"answered without its {items!r} list", method="GET", path=where)
+            taken = entries if limit is None else entries[: int(left)]
+            yield from taken
+            left -= len(taken)
+            following = document.get("nextCursor")
+            if not following:
+                return
+            if following == cursor:  # a cursor that does not move would page forever
+                raise ApiError(200, None, "answered the same nextCursor twice", method="GET", path=where)
+            cursor = str(following)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """The JSON the API answered for `path` (relative to the base URL, or a full URL)."""
+        url = self._url(path)
+        sent = {"content-type": "application/json", **self._key(), **(headers or {})}
+        may_repeat = method.upper() in _READS or any(name.lower() == "idempotency-key" for name in sent)
+        attempt = 0
+        while True:
+            try:
+                response = self.session.request(
+                    method, url, json=json, params=params, headers=sent, auth=self.auth, timeout=self.timeout
+                )
+            except requests.RequestException as error:
+                if may_repeat and attempt < self.retries:
+                    self._sleep(self._delay(attempt))
+                    attempt += 1
+                    continue
+                if isinstance(error, requests.Timeout):
+                    raise Unreachable(
+                        f"{url} did not answer within {self.timeout:g} s", timed_out=True
+                    ) from None
+                raise Unreachable(f"cannot reach {url}: {_reason(error)}") from None
+            status = response.status_code
+            again = status == 429 or (status >= 500 and may_repeat)
+            if again and attempt < self.retries:
+                self._sleep(self._delay(attempt, response))
+                attempt += 1
+                continue
+            return _document(method, response)
+
+    def _url(self, path: str) -> str:
+        return path if "://" in path else self.url + path.lstrip("/")
+
+    def _key(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key} if self.api_key else {}
+
+    def _delay(self, attempt: int, response: requests.Response | None = None) -> float:
+        told = retry_after(response) if response is not None else None
+        if told is not None:
+            return min(told, self.max_backoff)
+        return min(self.backoff * 2**attempt, self.max_backoff)
+
+
+def job_path(job_id: str, *rest: str) -> str:
+    """`jobs/{jobId}/...`, the id quoted: an id from anywhere never escapes its path segment."""
+    return "/".join(["jobs", quote(job_id, safe=""), *rest])
+
+
+def retry_after(response: requests.Response) -> float | None:
+    """Retry-After in seconds, given as seconds or as an HTTP date; None when absent or unreadable."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _document(method: str, response: requests.Response) -> Any:
+    try:
+        document = response.json()
+    except ValueError:
+        document = None
+    path = urlsplit(response.url).path
+    status = response.status_code
+    if status >= 400:
+        code, message = _error(document, response.text)
+        kind = error_class(status)
+        if kind is RateLimited:
+            raise RateLimited(
+                status, code, message, method=method, path=path, retry_after=retry_after(response)
+            )
+        raise kind(status, code, message, method=method, path=path)
+    if document is None:
+        raise ApiError(
+            status, None, f"answered {status} without JSON: {response.text[:200]!r}", method=method, path=path
+        )
+    return document
+
+
+def _error(document: Any, text: str) -> tuple[str | None, str]:
+    """(code, message) from the API's `{"error": {code, message}}`, API Gateway's `{"message"}`, or the text."""
+    if isinstance(document, dict):
+        error = document.get("error")
+        if isinstance(error, dict) and "message" in error:
+            code = error.get("code")
+            return (code if isinstance(code, str) else "error"), str(error["message"])
+        if "message" in document:
+            return None, str(document["message"])
+    return None, text[:200] or "(no body)"
+
+
+def _reason(error: requests.RequestException) -> str:
+    """The operating system's words ("Connection refused"), not urllib3's nested repr."""
+    found = _ERRNO_TEXT.search(str(error))
+    return found.group(1).strip() if found else type(error).__name__

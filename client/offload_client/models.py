@@ -1,0 +1,126 @@
+"""Typed results: one dataclass per response schema of docs/openapi.json, fields in snake_case.
+
+A test (client/tests/test_models.py) holds each dataclass's fields to its schema's properties, so the
+client cannot drift from the API. `raw` keeps the document as the API sent it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Self
+
+TERMINAL = frozenset({"done", "dead", "cancelled"})  # the states a job never leaves on its own
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+class _FromApi:
+    @classmethod
+    def from_api(cls, document: dict[str, Any]) -> Self:
+        """Fields the API sent; absent optional ones None; keys this client does not know are kept in raw."""
+        values: dict[str, Any] = {f.name: document.get(camel(f.name)) for f in fields(cls) if f.name != "raw"}  # type: ignore[arg-type]
+        values["raw"] = document
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Submitted(_FromApi):
+    """SubmitJobResponse."""
+
+    job_id: str
+    status: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class JobSummary(_FromApi):
+    """JobSummary: one entry of `GET /jobs`."""
+
+    job_id: str
+    type: str
+    status: str
+    attempts: int
+    max_attempts: int
+    created_at: str
+    updated_at: str
+    status_at: str
+    last_error: str | None
+    parent_id: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Job(_FromApi):
+    """JobView: `GET /jobs/{jobId}`, and the answer of retry and cancel."""
+
+    job_id: str
+    type: str
+    status: str
+    payload: dict[str, Any] | None
+    attempts: int
+    max_attempts: int
+    last_error: str | None
+    result: Any
+    created_at: str
+    updated_at: str
+    status_at: str
+    next_attempt_at: str | None
+    parent_id: str | None
+    children: dict[str, Any] | None
+    downloads: list[dict[str, Any]] | None
+    history: list[dict[str, Any]] | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class Child(_FromApi):
+    """ChildSummary: one delivery child of a fan-out."""
+
+    job_id: str
+    endpoint_id: str
+    url: str
+    status: str
+    attempts: int
+    last_error: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Delivery(_FromApi):
+    """DeliveryView: one attempt to deliver a webhook."""
+
+    delivery_id: str
+    endpoint_id: str
+    attempt: int
+    attempted_at: str
+    outcome: str
+    http_status: int | None
+    latency_ms: int
+    response: str | None
+    error: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Stats(_FromApi):
+    """StatsView: `GET /stats`."""
+
+    statuses: dict[str, Any]
+    types: dict[str, Any]
+    queue: dict[str, Any]
+    dead_letter_queue: dict[str, Any]
+    finished_per_minute: list[dict[str, Any]]
+    more: bool
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
