@@ -111,9 +111,9 @@ def test_the_docs_examples_run_with_only_the_client_installed(
     key = webhook_signing.signing_key(secret)
     event = b'{"eventType": "order.paid", "data": {"id": 7}}'
     now = int(time.time())
-    signed = webhook_signing.headers(key, "msg-1", now, event)
-    forged = webhook_signing.headers(webhook_signing.signing_key("A" * 44), "msg-1", now, event)
-    stale = webhook_signing.headers(key, "msg-1", now - 600, event)
+    signed = webhook_signing.headers([key], "msg-1", now, event)
+    forged = webhook_signing.headers([webhook_signing.signing_key("A" * 44)], "msg-1", now, event)
+    stale = webhook_signing.headers([key], "msg-1", now - 600, event)
     script = "\n".join(
         [
             examples["submit"],

@@ -216,7 +216,7 @@ def test_endpoints_times_event_size_is_bounded_with_the_numbers_in_the_message(s
     data = {"blob": "x" * 210_000}
     size = len(
         json.dumps(
-            {"event": "invoice.paid", "data": data, "timestamp": "2026-12-01T00:00:00.000Z"},
+            {"event": "invoice.paid", "client": "", "data": data, "timestamp": "2026-12-01T00:00:00.000Z"},
             separators=(",", ":"),
         )
     )

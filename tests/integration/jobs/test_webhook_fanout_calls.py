@@ -58,8 +58,9 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
 
     calls.clear()
     assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
-    # its claim and its move to waiting; the children written without reading for them, and queued
-    assert calls == {"UpdateItem": 2, "BatchWriteItem": 1, "SendMessageBatch": 1}
+    # its claim, its move to waiting and the arming of its counters item; the children written without
+    # reading for them, and queued
+    assert calls == {"UpdateItem": 3, "BatchWriteItem": 1, "SendMessageBatch": 1}
 
     calls.clear()
     children = pipeline.receive(pipeline.queue_url)
