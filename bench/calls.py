@@ -147,7 +147,7 @@ def measure(stack: Stack) -> list[Figure]:
             assert _Receiver.deliveries == endpoints, f"{_Receiver.deliveries} of {endpoints} delivered"
             shape = f"{endpoints}, {data_kb} KB event" if data_kb else f"{endpoints}"
             # 5 per endpoint, and once per fan-out the arming of its counters item (docs/performance.md)
-            limit = round(5 + 1 / endpoints, 2)
+            limit = 5 + 1 / endpoints
             figures.append(_figure(f"AWS calls per delivered endpoint ({shape})", calls, endpoints, limit))
             figures.append(_units_figure(f"write units per delivered endpoint ({shape})", meter, body))
     return figures
