@@ -6,7 +6,8 @@ lock shared by all requests, by listing and stat-ing its own package directory a
 patterns (`remember_backends` keeps each host's answer); and ReceiveMessage checks each message's
 retention period through the queue's whole attribute set, counting every message of the queue three
 times over per received message (`read_retention_directly` reads the one attribute). UpdateItem's own
-costs are cut in `moto_updates`.
+costs are cut in `moto_updates`. S3's rules for a presigned POST, which moto does not check, are
+applied by `s3_post_policy`.
 
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
@@ -29,7 +30,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 from moto.sqs.models import SQSBackend
 
-from local_runtime import moto_updates
+from local_runtime import moto_updates, s3_post_policy
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -105,4 +106,5 @@ if __name__ == "__main__":
     remember_backends()
     read_retention_directly()
     moto_updates.apply()
+    s3_post_policy.enforce()
     moto_main(sys.argv[1:])

@@ -39,15 +39,18 @@ app.include_router(console_router)
     "/uploads",
     summary="Get an upload URL",
     description=(
-        "Returns a presigned URL to PUT one file to, and its key. Once the upload is done, submit a "
-        '`process_file` job with `{"key": ...}`.'
+        "Returns a presigned POST for one file of at most `maxBytes`, and its key. Send the `fields`, "
+        "then the file, as multipart/form-data to `url`; once it is stored, submit a `process_file` job "
+        'with `{"key": ...}` using the same API key (another key\'s job cannot name it).'
     ),
     responses=responses(201, "Created", CreateUploadResponse, 400),
 )
 def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
+    from lambdas.handlers.rest.services import caller
     from lambdas.lifecycle.uploads import start_upload
 
-    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=start_upload(request))
+    ticket = start_upload(request, caller(app).owner)
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

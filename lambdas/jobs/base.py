@@ -45,11 +45,15 @@ class RetryableJobError(JobError):
 
 
 class InvalidPayloadError(JobError):
-    """The payload cannot be accepted: the API answers 422 with this message (and `details`, if any)."""
+    """The payload cannot be accepted: the API answers 422 with this message (and `details`, if any),
+    and `code` as the error's code."""
 
-    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, message: str, details: list[dict[str, Any]] | None = None, code: str = "invalid_payload"
+    ) -> None:
         super().__init__(message)
         self.details = details
+        self.code = code
 
 
 class Uploads(Protocol):

@@ -32,21 +32,23 @@ SECRET_MAX_AGE_SECONDS = 60
 
 
 class UploadsBucket:
-    """The uploads bucket, read side, with the function's file size limit."""
+    """The uploads bucket, read side, with the function's file size limit, for one owner: an upload
+    another key asked for reads as missing."""
 
-    def __init__(self, uploads: UploadsSettings) -> None:
+    def __init__(self, uploads: UploadsSettings, owner: str) -> None:
         self._bucket = Uploads(uploads.uploads_bucket)
         self._max_bytes = uploads.max_file_bytes
+        self._owner = owner
 
     @property
     def max_bytes(self) -> int:
         return self._max_bytes
 
     def head(self, key: str) -> StoredObject:
-        return self._bucket.head(key)
+        return self._bucket.head(key, self._owner)
 
     def download(self, key: str, sink: IO[bytes]) -> tuple[int, str]:
-        return self._bucket.download(key, sink, self._max_bytes)
+        return self._bucket.download(key, sink, self._max_bytes, self._owner)
 
 
 class JobResults:
@@ -113,7 +115,6 @@ class WorkerCapabilities:
         self._settings = worker
         self._store = store
         self._queue = queue
-        self._uploads = UploadsBucket(worker)
         self._results = Uploads(worker.uploads_bucket)
         self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
         self._secrets = ClientSecretsCache(webhook_secrets(worker))
@@ -142,7 +143,7 @@ class WorkerCapabilities:
             parent_id=parent_id,
             remaining_ms=remaining_ms,
             settings=self._settings,
-            uploads=self._uploads,
+            uploads=UploadsBucket(self._settings, owner),
             results=JobResults(self._results, job_id),
             create_children=functools.partial(self._create_children, owner, first_run),
             read_parent=functools.partial(self._read_job, parent_id),
@@ -182,17 +183,14 @@ class WorkerCapabilities:
         return str(response["MessageId"])
 
 
-def submission_context_for(api: ApiSettings) -> SubmissionContext:
-    return SubmissionContext(settings=api, uploads=UploadsBucket(api))
+def submission_context_for(api: ApiSettings, caller: str) -> SubmissionContext:
+    """A submission's checks, for the key that submits: it may name only its own uploads."""
+    return SubmissionContext(settings=api, uploads=UploadsBucket(api, caller))
 
 
-@functools.cache
-def submission_context() -> SubmissionContext:
+def submission_context(caller: str) -> SubmissionContext:
     """The API function's, from its settings (loaded on first use)."""
-    return submission_context_for(settings.api())
-
-
-forget_on_reset(submission_context)
+    return submission_context_for(settings.api(), caller)
 
 
 class _PowertoolsParameters:

@@ -40,7 +40,7 @@ def _request_hash(request: SubmitJobRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
+def _validated_payload(request: SubmitJobRequest, caller: str) -> dict[str, Any]:
     try:
         job_type = registry.get(request.type)
     except registry.UnknownJobTypeError:
@@ -57,7 +57,7 @@ def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
         ]
         raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
     if job_type.check_submission is not None:
-        job_type.check_submission(payload, submission_context())
+        job_type.check_submission(payload, submission_context(caller))
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -68,7 +68,7 @@ def submit(
     idempotency_key: str | None = None,
     caller: str = "",
 ) -> Submitted:
-    payload = _validated_payload(request)
+    payload = _validated_payload(request, caller)
     request_hash = None
     if idempotency_key:
         job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller}\n{idempotency_key}"))

@@ -1,5 +1,6 @@
 """Integration layer: handlers called in-process under moto, resources created from the synthesized template."""
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +11,7 @@ from moto import mock_aws
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
+from local_runtime import s3_post_policy
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
@@ -31,6 +33,9 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
     # threads, so concurrent claims in these tests would race where AWS never does.
     serialise_item_operations(monkeypatch.setattr)
     with mock_aws():
+        # moto stores any form POST; S3 checks its policy first (the size limit, the owner).
+        credentials = {os.environ["AWS_ACCESS_KEY_ID"]: os.environ["AWS_SECRET_ACCESS_KEY"]}
+        s3_post_policy.enforce(monkeypatch.setattr, credentials)
         provisioned = provision(template)
         env: dict[str, str] = {}
         for handler in HANDLERS:

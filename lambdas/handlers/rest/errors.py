@@ -91,7 +91,7 @@ def install_error_map(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(InvalidPayloadError)
     def _invalid_payload(error: InvalidPayloadError) -> Response[Any]:
-        return error_response(422, "invalid_payload", str(error), error.details)
+        return error_response(422, error.code, str(error), error.details)
 
     @app.not_found
     def _no_route(_: Exception) -> Response[Any]:

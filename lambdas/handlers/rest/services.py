@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import cast
 
-from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of
@@ -38,12 +38,12 @@ def services() -> Services:
 settings.forget_on_reset(services)
 
 
-def request_of(router: Router) -> APIGatewayProxyEvent:
+def request_of(router: BaseRouter) -> APIGatewayProxyEvent:
     """The request a route answers: always a REST proxy event, which is all the api's resolver reads."""
     return cast(APIGatewayProxyEvent, router.current_event)
 
 
-def caller(router: Router) -> Caller:
+def caller(router: BaseRouter) -> Caller:
     """The request's caller: its API key's id, and whether that is the operator key's."""
     key_id = request_of(router).request_context.identity.api_key_id
     return caller_of(key_id, settings.api().operator_key_id)

@@ -1,7 +1,8 @@
 """`process_file`: thumbnails for an uploaded image, a metadata record for any other file.
 
-The client asks `POST /uploads` for a presigned PUT URL, uploads, then submits this job with the key
-it was given. The job streams the object to local disk (hashing it on the way, never holding it in
+The client asks `POST /uploads` for a presigned POST, uploads, then submits this job with the key
+it was given, with the same API key: the uploads capability is bound to the job's owner, so another
+key's upload reads as missing, at submission and when the job runs. The job streams the object to local disk (hashing it on the way, never holding it in
 memory), then:
 
 - a PNG, JPEG, WebP or GIF gets a thumbnail per configured size (THUMBNAIL_SIZES, default 128 and 512
@@ -56,7 +57,8 @@ class ProcessFilePayload(BaseModel):
 
 
 def check_submission(payload: ProcessFilePayload, context: SubmissionContext) -> None:
-    """422 when nothing was uploaded at the key yet, or the upload is over the size limit.
+    """422 `upload_not_found` when the caller has uploaded nothing at the key (nothing is there yet, or
+    another key's upload is), 422 `invalid_payload` when the upload is over the size limit.
 
     Needs s3:GetObject on uploads/* (HeadObject) and s3:ListBucket (so a missing key is a 404). When
     S3 answers 403 instead, the job is accepted and the worker, which may read every upload, decides.
@@ -65,7 +67,9 @@ def check_submission(payload: ProcessFilePayload, context: SubmissionContext) ->
     try:
         stored = uploads.head(payload.key)
     except UploadNotFoundError as error:
-        raise InvalidPayloadError(f"{error}; upload the file before submitting the job") from None
+        raise InvalidPayloadError(
+            f"{error} by this API key; upload the file before submitting the job", code="upload_not_found"
+        ) from None
     except UploadAccessDeniedError:
         logger.warning("cannot check the upload at submission; the worker will", key=payload.key)
         return
