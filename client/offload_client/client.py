@@ -252,7 +252,7 @@ def _document(method: str, response: requests.Response) -> Any:
             raise RateLimited(
                 status, code, message, method=method, path=path, retry_after=retry_after(response)
             )
-        raise kind(status, code, message, method=method, path=path)
+        raise kind(status, code, message, method=method, path=path, details=_details(document))
     if document is None:
         raise ApiError(
             status, None, f"answered {status} without JSON: {response.text[:200]!r}", method=method, path=path
@@ -270,6 +270,15 @@ def _error(document: Any, text: str) -> tuple[str | None, str]:
         if "message" in document:
             return None, str(document["message"])
     return None, text[:200] or "(no body)"
+
+
+def _details(document: Any) -> list[dict[str, Any]] | None:
+    """The API's `error.details` (the field errors of a 400 or 422), when it sent a list of them."""
+    error = document.get("error") if isinstance(document, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    if not isinstance(details, list):
+        return None
+    return [d for d in details if isinstance(d, dict)] or None
 
 
 def _reason(error: requests.RequestException) -> str:

@@ -90,9 +90,13 @@ class JobView(_Wire):
     type: str
     status: str
     payload: dict[str, Any] = Field(description="The job's input, as submitted.")
-    attempts: int
+    attempts: int = Field(description="Attempts since the job was submitted or last retried.")
     max_attempts: int
-    last_error: str | None = None
+    last_error: str | None = Field(
+        default=None,
+        description="The last failed attempt's error while the job is not done; a done job's earlier errors "
+        "are in its `history`.",
+    )
     result: Any = None
     created_at: str
     updated_at: str
@@ -147,7 +151,8 @@ def summary_fields(job: Job) -> dict[str, Any]:
         "created_at": job.created_at,
         "updated_at": job.updated_at,
         "status_at": status_time(job),
-        "last_error": job.last_error,
+        # A done job's last error is history (an attempt before the one that succeeded), not its state.
+        "last_error": None if job.status is JobStatus.DONE else job.last_error,
         "parent_id": job.parent_id,
     }
 
