@@ -103,7 +103,7 @@ UPLOAD_URL_EXPIRES_SECONDS: Final = 900
 # worker would die with the worker's temporary credentials, well before anyone asks for the result.
 DOWNLOAD_URL_EXPIRES_SECONDS: Final = 900
 # Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
-UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
+UPLOADS_PREFIX: Final = "uploads/"  # files clients send through presigned POSTs
 RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)
