@@ -29,7 +29,7 @@ class AlertPendingError(Exception):
 
 @cache
 def _consumer() -> DeadLetterConsumer:
-    # The settings model, and pydantic with it (~45 ms of CPU), load with the first batch rather than
+    # The settings model, and pydantic with it, load with the first batch rather than
     # the module: the one function whose import is kept under 1.6x `import boto3` this way, because no
     # one waits on its first alert (docs/performance.md, "Cold start and first call"). Powertools'
     # batch utility is imported above, before pydantic: loaded after it, it imports its parser models.

@@ -56,7 +56,7 @@ def _emit_metrics(results: list[MessageResult]) -> None:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # Imported here, not with the module: Powertools' data_classes package loads every event source's
-    # classes (~8 ms), which this function's import need not pay; its first batch does.
+    # classes, which this function's import need not pay; its first batch does.
     from aws_lambda_powertools.utilities.data_classes import SQSEvent
 
     records = SQSEvent(event).records if event.get("Records") else ()

@@ -1,7 +1,5 @@
 """What a caller may read: one job, lists of jobs, a fan-out's children and its delivery log.
 
-(`operations` is the one module the API imports: it gathers these, `actions` and `bulk`.)
-
 Every function is scoped by the caller: a client sees only the jobs its key submitted (a fan-out's
 children have their parent's owner), the operator sees every job. A job the caller may not see is
 JobNotFoundError, exactly like a job that does not exist. Lists are Queries on the jobs table's

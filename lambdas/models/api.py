@@ -14,7 +14,7 @@ from lambdas.models.timestamps import iso_time
 
 class _Wire(BaseModel):
     # defer_build: most of these serve routes an api instance may never be asked (lists, stats, bulk),
-    # so each validator is built on its first use rather than with the module (~6 ms of the import).
+    # so each validator is built on its first use rather than with the module.
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
     )

@@ -36,7 +36,7 @@ def _attempt(fanout_id: str, attempted_at: str) -> DeliveryAttempt:
     )
 
 
-def test_an_endpoints_attempts_across_fan_outs_each_name_their_fan_out(pipeline: Pipeline) -> None:
+def test_an_endpoints_attempts_in_two_fan_outs_each_name_their_fan_out(pipeline: Pipeline) -> None:
     """Broken line: `_from_item`'s (store/deliveries.py) `fanout_id=item[schema.DELIVERIES_PK]` as
     `fanout_id=None`."""
     log = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE])
@@ -45,7 +45,8 @@ def test_an_endpoints_attempts_across_fan_outs_each_name_their_fan_out(pipeline:
     log.record(older)
     log.record(newer)
 
-    assert log.for_endpoint("ep-shared") == [newer, older]
+    assert log.for_fanout("fan-a") == [older]
+    assert log.for_fanout("fan-b") == [newer]
 
 
 def test_head_reports_the_size_and_content_type_the_client_uploaded(pipeline: Pipeline) -> None:
