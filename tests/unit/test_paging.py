@@ -1,6 +1,7 @@
-"""Values a caller controls that must be refused: an offset cursor outside its list, a listing
-cursor's position past its bound or its state not an object of shards. Found by `make mutate`; each test was first run against the one-line break its docstring names,
-seen to fail, then restored."""
+"""Listing cursors (lambdas/lifecycle/paging.py): values a caller controls that must be refused, an
+offset cursor outside its list, a listing cursor's position past its bound or its state not an object
+of shards. Found by `make mutate`; each test was first run against the one-line break its docstring
+names, seen to fail, then restored."""
 
 import pytest
 
