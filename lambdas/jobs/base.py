@@ -137,6 +137,15 @@ class AwaitChildren:
 
 
 @dataclass(frozen=True)
+class ChildRef:
+    """One child of a parent job, as the parent's type names it: its id and what the API shows of it."""
+
+    job_id: str
+    endpoint_id: str
+    url: str
+
+
+@dataclass(frozen=True)
 class JobType(Generic[P]):
     name: str
     payload_model: type[P]
@@ -145,3 +154,7 @@ class JobType(Generic[P]):
     check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
     public: bool = True
+    # A type whose jobs hand their work to children (`AwaitChildren`) says which children a stored
+    # parent has, in order, from the parent alone: the lifecycle lists, retries, cancels and alerts
+    # on them through this hook, never by reading the type's payload itself.
+    children: Callable[[Job], Sequence[ChildRef]] | None = None

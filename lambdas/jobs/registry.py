@@ -59,6 +59,12 @@ def _load(name: str) -> JobType[Any] | None:
 
 def get(name: str) -> JobType[Any]:
     job_type = _types.get(name) or _load(name)
+    if job_type is None and name not in _modules:
+        # A process that never listed the built-in types (the dead-letter function) still finds them.
+        from lambdas.jobs.types import register_builtin_types
+
+        register_builtin_types()
+        job_type = _load(name)
     if job_type is None:
         raise UnknownJobTypeError(name)
     return job_type

@@ -146,8 +146,8 @@ class DeadLetterConsumer:
         return verdict
 
     def _fanout_alert(self, parent: Job) -> dict[str, Any]:
-        # Loaded here: `reads` brings the API's models (pydantic), which the function's import skips.
-        from lambdas.lifecycle.reads import child_ids
+        # Loaded here: the job types' contract brings pydantic, which the function's import skips.
+        from lambdas.lifecycle.parents import child_ids
 
         counts = parent.children
         assert counts is not None

@@ -24,7 +24,7 @@ from typing import Any
 
 from lambdas import config
 from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle.reads import child_ids
+from lambdas.lifecycle.parents import child_ids
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis

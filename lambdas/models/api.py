@@ -1,6 +1,7 @@
 """The HTTP API's request and response bodies (camelCase on the wire)."""
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
@@ -8,7 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
-from lambdas.models.job import Attempt, Job, JobStatus
+from lambdas.models.job import Attempt, Job, JobAction, JobStatus
 from lambdas.models.timestamps import iso_time
 
 
@@ -109,12 +110,23 @@ class JobView(_Wire):
     history: list[HistoryEntry] = Field(
         default_factory=list, description="The last 10 attempts, oldest first."
     )
+    allowed_actions: list[JobAction] = Field(
+        description=(
+            "What the caller may do to the job as it is now: `retry` (a dead job, or a finished fan-out"
+            " with dead children) and `cancel` (a pending job or a waiting fan-out). The action itself"
+            " checks again, so a job that moved meanwhile answers 409."
+        ),
+        examples=[["retry"], ["cancel"], []],
+    )
 
     @classmethod
-    def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
+    def of(
+        cls, job: Job, allowed_actions: Sequence[JobAction], downloads: list[DownloadView] | None = None
+    ) -> Self:
         counts = job.children
         return cls(
             **summary_fields(job),
+            allowed_actions=list(allowed_actions),
             payload=job.payload,
             result=job.result,
             history=history_of(job),

@@ -21,7 +21,7 @@ from lambdas.lifecycle.uploads import download_links
 from lambdas.models.api import JobView
 from lambdas.models.caller import Caller
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
-from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.models.job import Job, JobAction, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.store import codec
 from lambdas.store.deliveries import DeliveryLog
@@ -149,7 +149,7 @@ def test_retry_keeps_history_and_gives_a_fresh_budget(pipeline: Pipeline, store:
 
     assert (retried.status, retried.attempts) == (JobStatus.PENDING, 0)
     assert (again.attempts, again.attempt_total) == (1, 3)
-    view = JobView.of(again).model_dump(by_alias=True)
+    view = JobView.of(again, actions.allowed_actions(again)).model_dump(by_alias=True)
     assert [(h["attempt"], h["outcome"]) for h in view["history"]] == [(1, "retry"), (2, "dead"), (3, None)]
     assert view["history"][1]["error"] == "second"
 
@@ -268,7 +268,12 @@ def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
     assert cancelled.status is JobStatus.CANCELLED
     assert cancelled.children is not None
     assert (cancelled.children.done, cancelled.children.cancelled) == (1, 2)
-    assert JobView.of(cancelled).model_dump(by_alias=True)["children"]["cancelled"] == 2
+    assert (
+        JobView.of(cancelled, actions.allowed_actions(cancelled)).model_dump(by_alias=True)["children"][
+            "cancelled"
+        ]
+        == 2
+    )
     with pytest.raises(NotCancellableError):
         actions.cancel_job(store, ALICE, "fan")
 
@@ -564,3 +569,26 @@ def test_the_operators_list_of_one_type_holds_every_owners_jobs_of_that_type_onl
     page = operations.list_jobs(store, OPERATOR, status=None, job_type="other", limit=10, cursor=None)
 
     assert sorted(j.job_id for j in page.jobs) == ["a2", "b1"]
+
+
+def test_each_state_allows_the_actions_that_retry_and_cancel_take(store: JobStore) -> None:
+    """The rule the job's API view sends as `allowedActions` (the console's buttons) is the one the
+    actions apply. Seen to fail with `allowed_actions` without `_retries_children(job) or` (a finished
+    fan-out with dead children offered no retry, though `retry_job` retries them)."""
+    pending = _job(store, "p")
+    dead = _dead(store, "d")
+    done = store.complete(store.claim(_job(store, "ok").job_id, 60), {})
+    waiting, children = _fan_out(store, 2)
+    assert actions.allowed_actions(pending) == [JobAction.CANCEL]
+    assert actions.allowed_actions(dead) == [JobAction.RETRY]
+    assert actions.allowed_actions(done) == []
+    assert actions.allowed_actions(waiting) == [JobAction.CANCEL]
+    store.complete(store.claim(children[0], 60), {})
+    store.fail(store.claim(children[1], 60), "gone")
+    finished = store.get("fan")
+    assert finished is not None
+    assert finished.status is JobStatus.DONE
+    assert actions.allowed_actions(finished) == [JobAction.RETRY]
+    assert JobView.of(finished, actions.allowed_actions(finished)).model_dump(by_alias=True)[
+        "allowedActions"
+    ] == ["retry"]

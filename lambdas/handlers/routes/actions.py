@@ -80,14 +80,18 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     ),
 )
 def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred
+    from lambdas.lifecycle.operations import Deferred, allowed_actions
     from lambdas.lifecycle.operations import cancel_job as cancel
 
     found = services()
     job = cancel(found.store, caller(router), job_id, found.queue)
     if isinstance(job, Deferred):
         return _accepted(job.job.job_id, job.job.status.value)  # type: ignore[return-value]
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=JobView.of(job))
+    return Response(
+        status_code=200,
+        content_type=content_types.APPLICATION_JSON,
+        body=JobView.of(job, allowed_actions(job)),
+    )
 
 
 def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
