@@ -65,7 +65,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     _emit_metrics(results)
     outcomes = Counter(r.outcome.value for r in results)
     logger.info("batch processed", size=len(results), outcomes=dict(outcomes))
-    return {"batchItemFailures": [{"itemIdentifier": r.message_id} for r in results if r.failed]}
+    return {"batchItemFailures": [{"itemIdentifier": r.message_id} for r in results if r.kept]}
 
 
 startup.loaded()

@@ -52,7 +52,7 @@ class InvalidPayloadError(JobError):
         self.details = details
 
 
-class Uploads(Protocol):
+class UploadedFiles(Protocol):
     """The stack's uploads bucket, read side. Keys are those `POST /uploads` hands out."""
 
     @property
@@ -98,7 +98,7 @@ class JobContext:
     parent_id: str | None = None
     remaining_ms: Callable[[], int]
     settings: WorkerSettings
-    uploads: Uploads
+    uploads: UploadedFiles
     results: Results
     create_children: CreateChildren
     read_parent: Callable[[], Job | None]  # None when there is no parent (any more)
@@ -107,9 +107,6 @@ class JobContext:
     signing_secrets: Callable[[], Sequence[str]]
     send_email: SendEmail
     record_delivery: Callable[[DeliveryAttempt], None]
-    # Operator bulk actions (the internal `bulk_action` type): apply one to the jobs its filter matches,
-    # resuming from the progress saved in the job; returns the result, or ContinueLater.
-    bulk_action: Callable[[Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,7 +114,7 @@ class SubmissionContext:
     """What `check_submission` may use, in the API function."""
 
     settings: ApiSettings
-    uploads: Uploads
+    uploads: UploadedFiles
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ _modules: dict[str, str] = {}
 _loading = Lock()
 
 
-class UnknownJobTypeError(LookupError):
-    pass
+class NotRegisteredError(LookupError):
+    """No type of that name is registered (the API's answer to it is `lifecycle.errors.UnknownJobTypeError`)."""
 
 
 def register(job_type: JobType[Any]) -> JobType[Any]:
@@ -66,7 +66,7 @@ def get(name: str) -> JobType[Any]:
         register_builtin_types()
         job_type = _load(name)
     if job_type is None:
-        raise UnknownJobTypeError(name)
+        raise NotRegisteredError(name)
     return job_type
 
 

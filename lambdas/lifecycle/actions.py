@@ -50,7 +50,7 @@ def _retries_children(job: Job) -> bool:
 def retry_job(store: JobStore, queue: JobQueue, caller: Caller, job_id: str) -> Job | Deferred:
     job = find_job(store, job_id, caller)
     if _retries_children(job):
-        return _on_children(store, queue, job, "retry", NotRetryableError, "retried")
+        return _on_children(store, queue, job, JobAction.RETRY, NotRetryableError, "retried")
     if JobAction.RETRY not in allowed_actions(job):
         raise NotRetryableError(f"job {job_id} is {job.status.value}; only a dead job can be retried")
     if job.parent_id:
@@ -76,8 +76,8 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
     job = find_job(store, job_id, caller)
     if job.status is JobStatus.WAITING:
         if queue is not None and _large(job):
-            return Deferred(fan_out.start_ops_job(store, queue, job, "cancel"))
-        fan_out.act_on_page(store, queue, "cancel", job, child_ids(job), Tally())
+            return Deferred(fan_out.start_ops_job(store, queue, job, JobAction.CANCEL))
+        fan_out.act_on_page(store, queue, JobAction.CANCEL, job, child_ids(job), Tally())
         return _cancel_one(store, job, None)
     if JobAction.CANCEL not in allowed_actions(job):
         raise NotCancellableError(
@@ -88,7 +88,7 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
 
 
 def _on_children(
-    store: JobStore, queue: JobQueue, parent: Job, action: str, error: type[Exception], verb: str
+    store: JobStore, queue: JobQueue, parent: Job, action: JobAction, error: type[Exception], verb: str
 ) -> Job | Deferred:
     if _large(parent):
         return Deferred(fan_out.start_ops_job(store, queue, parent, action))

@@ -27,7 +27,7 @@ def children_of(parent: Job) -> Sequence["ChildRef"]:
 
     try:
         hook = registry.get(parent.job_type).children
-    except registry.UnknownJobTypeError:
+    except registry.NotRegisteredError:
         return []  # a type this process does not know: it cannot say, as before types had the hook
     return [] if hook is None else hook(parent)
 

@@ -2,7 +2,7 @@
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -232,9 +232,6 @@ class BulkRequest(_Wire):
         default=None, description="Only jobs that entered the status before this time."
     )
     limit: int = Field(default=1000, ge=1, le=10_000, description="At most this many jobs are matched.")
-
-
-BulkAction = Literal["retry", "cancel"]
 
 
 class ErrorDetail(_Wire):

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
-from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, Verdict
+from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, LetterVerdict
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.models.timestamps import iso_time
@@ -135,9 +135,9 @@ def test_concurrent_letters_for_one_dead_job_raise_one_alert(
 
     # then one alert; the other letter stays on the queue and, when it returns, finds the alert sent
     assert len(pipeline.alerts()) == 1
-    assert sorted(verdicts) == [Verdict.ALERT_PENDING, Verdict.ALERTED]
+    assert sorted(verdicts) == [LetterVerdict.ALERT_PENDING, LetterVerdict.ALERTED]
     later = consumer_for(pipeline, store_from_env(pipeline.env))
-    assert later.handle(letter(job_id, "m-2")) is Verdict.ALREADY_ALERTED
+    assert later.handle(letter(job_id, "m-2")) is LetterVerdict.ALREADY_ALERTED
     assert pipeline.alerts() == []
 
 
@@ -150,14 +150,14 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
     consumer = consumer_for(pipeline, store)
 
     # when a letter arrives while the claim holds, it waits; after the lease, it raises the alert
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERT_PENDING
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALERT_PENDING
     assert pipeline.alerts() == []
     now[0] += ALERT_LEASE_SECONDS + 1
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERTED
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALERTED
 
     # then exactly one alert went out, and the job says so
     assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALREADY_ALERTED
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALREADY_ALERTED
 
 
 def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: Pipeline) -> None:

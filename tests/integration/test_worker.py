@@ -283,7 +283,7 @@ def test_a_dead_job_whose_forward_to_the_dlq_failed_is_forwarded_on_redelivery(p
 
 
 def test_an_unknown_job_type_at_run_time_goes_dead_at_once_not_retried(pipeline: Pipeline) -> None:
-    """Broken line: `_run`'s `except registry.UnknownJobTypeError` returning `self._retry(...)` instead."""
+    """Broken line: `_run`'s `except registry.NotRegisteredError` returning `self._retry(...)` instead."""
     job_id = pipeline.submit("test_echo", {})
     registry.unregister("test_echo")  # a deploy removed the type while the job was queued
 
@@ -533,8 +533,10 @@ def test_create_children_says_how_many_it_wrote_now_and_a_repeat_writes_none(pip
 def test_an_operators_bulk_retry_is_run_by_the_worker(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
-    """Broken line: `_bulk_action`'s `run_bulk(..., job_id, attempt, remaining_ms, payload)` without
-    `attempt` (the bulk job raises, is retried, and goes dead having retried nothing)."""
+    """The ops job type is the lifecycle's own (`lifecycle/ops.py`), run by the worker with its store.
+    Broken line: `ops_job_type`'s `act(store, queue, context.job_id, context.attempt, ...)` without
+    `context.attempt` (the bulk job raises, is retried, and goes dead having retried nothing); first
+    seen against the same break in the former `WorkerCapabilities._bulk_action`."""
     dead = store.put_new(NewJob(job_id="gone", job_type="test_echo", payload={}, max_attempts=1, owner="a"))
     store.fail(store.claim(dead.job_id, 60), "boom")
     clock.advance(1)

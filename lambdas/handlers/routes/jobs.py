@@ -48,8 +48,7 @@ def submit_job(
     ] = None,
 ) -> Response[SubmitJobResponse]:
     found = services()
-    owner = caller(router).owner
-    submitted = submit(request, found.store, found.queue, idempotency_key=idempotency_key, caller=owner)
+    submitted = submit(request, found.store, found.queue, caller(router), idempotency_key=idempotency_key)
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(
