@@ -14,8 +14,7 @@ from lambdas.lifecycle.parents import children_of
 from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryView, JobPage, JobSummary
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
-from lambdas.store import schema
-from lambdas.store.codec import NO_OWNER
+from lambdas.store import codec, schema
 from lambdas.store.deliveries import DeliveryLog, attempts_prefix
 from lambdas.store.jobs import JobStore
 from lambdas.store.listing import ListQuery
@@ -39,17 +38,18 @@ def list_query(
 ) -> ListQuery:
     """Which index answers this caller's list, and its key on each shard."""
     shards = range(store.shards)
-    owner = caller.owner or NO_OWNER
     if status is None:
         if caller.operator:
-            return ListQuery(schema.CREATED_INDEX, [str(n) for n in shards], job_type, before=before)
-        return ListQuery(schema.OWNER_INDEX, [f"{owner}#{n}" for n in shards], job_type, before=before)
+            keys = [codec.created_key(n) for n in shards]
+            return ListQuery(schema.CREATED_INDEX, keys, job_type, before=before)
+        keys = [codec.owner_key(caller.owner, n) for n in shards]
+        return ListQuery(schema.OWNER_INDEX, keys, job_type, before=before)
     if caller.operator or status is JobStatus.PROCESSING:
         # A claim cannot write the owner's key (it knows only the job id): filter on the projected owner.
-        keys = [f"{status.value}#{n}" for n in shards]
+        keys = [codec.status_key(status, n) for n in shards]
         only = None if caller.operator else caller.owner
         return ListQuery(schema.STATUS_TIME_INDEX, keys, job_type, owner=only, before=before)
-    keys = [f"{owner}#{status.value}#{n}" for n in shards]
+    keys = [codec.owner_status_key(caller.owner, status, n) for n in shards]
     return ListQuery(schema.OWNER_STATUS_INDEX, keys, job_type, before=before)
 
 

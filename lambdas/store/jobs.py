@@ -62,7 +62,7 @@ class JobStore(JobListing, JobActions, ChildWrites):
         read back in one BatchGetItem."""
         for shard in range(self._shards):
             condition = f"{schema.STATUS_INDEX_PK} = :k"
-            values: dict[str, Any] = {":k": {"S": f"{status.value}#{shard}"}}
+            values: dict[str, Any] = {":k": {"S": codec.status_key(status, shard)}}
             if due_before is not None:
                 condition += f" AND {schema.STATUS_INDEX_SK} < :due"
                 values[":due"] = {"N": str(millis(due_before))}
