@@ -3,7 +3,7 @@ has only 3.11: pyodide's CPython 3.14 (WebAssembly under node, `pyodide@314.0.7`
 already used for the asset's byte code), driven by `run_pyodide.js` and `inside.py`.
 
 What runs there, in `make test` (test_cpython_314.py):
-- an import of every module of the Lambda asset's code, `lambdas/` (86 modules): a syntax error, or a name
+- an import of every module of the Lambda asset's code, `lambdas/` (85 modules at this writing): a syntax error, or a name
   3.14 removed (an `ast.Num`, a `pkgutil.find_loader`), fails the test;
 - the pure-logic unit tests in `PURE_TESTS` (models and settings, backoff, SSRF rules, webhook signing, the
   store's codec, expressions and transactions, message shapes, upload keys, the job registry).
