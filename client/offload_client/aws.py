@@ -7,16 +7,18 @@
 
 Credentials come from botocore's chain, as boto3's do: environment variables, the shared config and
 credentials files (profiles, SSO, assume-role), a container's or a Lambda function's role, instance
-metadata. They are read again for every request, so rotating temporary credentials are always current.
+metadata. Each request asks the chain for them, so a role's temporary credentials are refreshed as
+botocore refreshes them, before they expire.
 The service is `execute-api`; the region is the one in the API's URL
 (`https://<id>.execute-api.<region>.amazonaws.com/...`), else the `region` given, else the chain's
-(`AWS_REGION`, the profile's).
+(`AWS_DEFAULT_REGION` or `AWS_REGION`, the profile's).
 
 This module is the only one that imports botocore: the base client needs only requests.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Final
 
@@ -74,7 +76,10 @@ class SigV4Auth(AuthBase):
         host = url.split("://", 1)[-1].split("/", 1)[0]
         found = _REGION_IN_URL.search(host)
         region = (
-            (found.group(1) if found else None) or self.region or self._session.get_config_variable("region")
+            (found.group(1) if found else None)
+            or self.region
+            or self._session.get_config_variable("region")
+            or os.environ.get("AWS_REGION")  # what Lambda sets; botocore reads only AWS_DEFAULT_REGION
         )
         if not region:
             raise ValueError(f"no region in {host} and none given: SigV4Auth(region=...) or AWS_REGION")
