@@ -120,5 +120,5 @@ def test_a_runtime_with_iam_callers_says_the_cli_speaks_api_keys(tmp_path: Path)
     state.write_text(
         json.dumps({"url": "http://127.0.0.1:3000/v1/", "keys": [], "iam": [{"name": "default"}]})
     )
-    with pytest.raises(CliError, match="IAM callers.*SigV4Auth"):
+    with pytest.raises(CliError, match=r"IAM callers.*SigV4Auth"):
         resolve_target(_args(), state_file=state)
