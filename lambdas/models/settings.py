@@ -76,7 +76,7 @@ class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, Web
     # roles of the clients and operators.
     operator_key_id: str | None = Field(alias=config.ENV_OPERATOR_KEY_ID, default=None, min_length=1)
     iam_callers: IamCallers | None = Field(alias=config.ENV_IAM_CALLERS, default=None)
-    dead_letter_queue_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
+    dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
 
     @field_validator("iam_callers", mode="before")
     @classmethod
