@@ -40,6 +40,8 @@ ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 ENV_FUNCTION_MEMORY_MB: Final = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 # The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
 ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
+# IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
+ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
 # Lifecycle tunables (defaults; the stack may override them from CDK context).
 DEFAULT_MAX_ATTEMPTS: Final = 5
@@ -132,6 +134,13 @@ class KeyRole(StrEnum):
 
     CLIENT = "client"
     OPERATOR = "operator"
+
+
+class AuthMode(StrEnum):
+    """How callers authenticate (CDK context `auth`): an API key each (the default), or AWS_IAM with SigV4."""
+
+    API_KEY = "apiKey"
+    IAM = "iam"
 
 
 # API keys: one per client name (CDK context clientKeys) and one operator key. Each ApiKey resource
