@@ -28,6 +28,7 @@ ROUTES: Final = (
     ("GET", "/jobs/{jobId}/deliveries"),
     ("POST", "/jobs/{jobId}/retry"),
     ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/{jobId}/reschedule"),
     ("POST", "/jobs/retry"),
     ("POST", "/jobs/cancel"),
     ("GET", "/stats"),

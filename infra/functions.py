@@ -213,6 +213,7 @@ def stack_environment(
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
         config.ENV_OPERATOR_KEY_ID: keys.operator.key_id,
+        config.ENV_SCHEDULE_HORIZON_SECONDS: str(settings.schedule_horizon_seconds),
     }
 
 

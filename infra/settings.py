@@ -79,6 +79,8 @@ class Settings:
     deletion_protection: bool = True
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
     status_shards: int = config.STATUS_SHARDS
+    schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
+    max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -106,6 +108,10 @@ class Settings:
             yield f"backoffCapSeconds must be backoffBaseSeconds..{config.SQS_MAX_VISIBILITY_SECONDS}"
         if not 1 <= self.status_shards <= config.MAX_STATUS_SHARDS:
             yield f"statusShards must be 1..{config.MAX_STATUS_SHARDS}"
+        if not 1 <= self.schedule_horizon_seconds <= config.MAX_DELAY_SECONDS:
+            yield f"scheduleHorizonSeconds must be 1..{config.MAX_DELAY_SECONDS}"
+        if self.max_schedules_per_client < 1:
+            yield "maxSchedulesPerClient must be at least 1"
         if not self.thumbnail_sizes or not all(thumbnail_size_allowed(size) for size in self.thumbnail_sizes):
             yield f"thumbnailSizes: {THUMBNAIL_SIZES_RULE}"
         for key, value in (
@@ -239,6 +245,8 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),
     "statusShards": ("status_shards", _int),
+    "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),
+    "maxSchedulesPerClient": ("max_schedules_per_client", _int),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

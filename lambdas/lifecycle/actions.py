@@ -6,7 +6,7 @@ concurrent call gets 409 and never a double effect.
   (if SendMessage fails the job is still `pending` and due, and the recovery sweep sends it). A fan-out
   parent (`done` or `dead`) with dead children: each dead child is retried that way, on the parent's
   current state, the first one moving the parent back to `waiting` (`fan_out`).
-- cancel: a `pending` job becomes `cancelled` (a message that arrives later cannot claim it: claims
+- cancel: a `pending` (or `scheduled`) job becomes `cancelled` (a message that arrives later cannot claim it: claims
   take only `pending` or an expired `processing`). A `waiting` fan-out: its pending children are
   cancelled one by one, then the parent.
 
@@ -60,9 +60,10 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
             return Deferred(fan_out.start_ops_job(store, queue, job, "cancel"))
         fan_out.act_on_page(store, queue, "cancel", job, child_ids(job), Tally())
         return _cancel_one(store, job, None)
-    if job.status is not JobStatus.PENDING:
+    if job.status not in (JobStatus.PENDING, JobStatus.SCHEDULED):
         raise NotCancellableError(
-            f"job {job_id} is {job.status.value}; only a pending job or a waiting fan-out can be cancelled"
+            f"job {job_id} is {job.status.value}; only a pending or scheduled job or a waiting fan-out "
+            "can be cancelled"
         )
     parent = store.get(job.parent_id) if job.parent_id else None
     return _cancel_one(store, job, parent)

@@ -11,7 +11,7 @@ from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
-from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
+from lambdas.models.api import BulkAction, BulkRequest, JobView, RescheduleRequest, SubmitJobResponse
 
 router = Router()
 
@@ -88,6 +88,31 @@ def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
     if isinstance(job, Deferred):
         return _accepted(job.job.job_id, job.job.status.value)  # type: ignore[return-value]
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=JobView.of(job))
+
+
+@router.post(
+    "/jobs/<jobId>/reschedule",
+    summary="Reschedule a job",
+    description=(
+        "A job that has not started (`scheduled`, or `pending` with a start time) gets a new `runAt`: "
+        "`scheduled` when it is more than 900 s ahead, else `pending`. Refused (409) when the job started "
+        "or changed meanwhile."
+    ),
+    responses=responses(
+        200,
+        "Rescheduled",
+        JobView,
+        400,
+        _NOT_FOUND,
+        (409, "The job started, finished or was cancelled (`not_reschedulable`)."),
+    ),
+)
+def reschedule_job(job_id: JobId, request: RescheduleRequest) -> JobView:
+    from lambdas.lifecycle.start_times import reschedule_job as reschedule
+
+    found = services()
+    horizon = found.settings.schedule_horizon_seconds
+    return JobView.of(reschedule(found.store, found.queue, caller(router), job_id, request.run_at, horizon))
 
 
 def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:

@@ -49,7 +49,14 @@ def submit_job(
 ) -> Response[SubmitJobResponse]:
     found = services()
     owner = caller(router).owner
-    submitted = submit(request, found.store, found.queue, idempotency_key=idempotency_key, caller=owner)
+    submitted = submit(
+        request,
+        found.store,
+        found.queue,
+        idempotency_key=idempotency_key,
+        caller=owner,
+        horizon_seconds=found.settings.schedule_horizon_seconds,
+    )
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(

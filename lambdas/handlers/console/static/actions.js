@@ -48,7 +48,7 @@ export function allowedActions(job) {
   const failedChildren = children && (children.failed || 0) > 0 && ['done', 'dead'].includes(job.status);
   return {
     retry: job.status === 'dead' || Boolean(failedChildren),
-    cancel: job.status === 'pending' || job.status === 'waiting',
+    cancel: ['pending', 'scheduled', 'waiting'].includes(job.status),
   };
 }
 
