@@ -31,6 +31,12 @@ ROUTES: Final = (
     ("POST", "/jobs/{jobId}/reschedule"),
     ("POST", "/jobs/retry"),
     ("POST", "/jobs/cancel"),
+    ("POST", "/schedules"),
+    ("GET", "/schedules"),
+    ("GET", "/schedules/{scheduleId}"),
+    ("PATCH", "/schedules/{scheduleId}"),
+    ("DELETE", "/schedules/{scheduleId}"),
+    ("POST", "/schedules/{scheduleId}/run"),
     ("GET", "/stats"),
     ("POST", "/uploads"),
     ("GET", "/webhook-secret"),
@@ -178,8 +184,9 @@ class JobsApi(Construct):
         integration = apigateway.LambdaIntegration(handler, allow_test_invoke=False)
         for method, path in ROUTES:
             options: dict[str, Any] = {}
-            if "{jobId}" in path:
-                options["request_parameters"] = {"method.request.path.jobId": True}
+            for parameter in ("jobId", "scheduleId"):
+                if f"{{{parameter}}}" in path:
+                    options["request_parameters"] = {f"method.request.path.{parameter}": True}
             if (method, path) == ("POST", "/jobs"):
                 options["request_models"] = {"application/json": submit_job}
             api.root.resource_for_path(path).add_method(

@@ -106,6 +106,7 @@ MAIN_QUEUE_RETENTION_DAYS: Final = 4
 DLQ_RETENTION_DAYS: Final = 14
 RECOVERY_RATE_MINUTES: Final = 5
 RECOVERY_TIMEOUT_SECONDS: Final = 120
+SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
 

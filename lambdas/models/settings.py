@@ -87,7 +87,7 @@ class ScheduleSettings(HorizonSettings):
 
 
 class ApiSettings(
-    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, HorizonSettings
+    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, ScheduleSettings
 ):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.

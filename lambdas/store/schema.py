@@ -57,3 +57,7 @@ ENDPOINT_INDEX_SK: Final = "attemptedAt"
 
 # Webhook signing secrets: one item per client (its API key id), created on first use.
 WEBHOOK_SECRETS_PK: Final = "client"
+
+# Recurring schedules: one item per schedule under its owner (the API key id), and a counter item per owner.
+SCHEDULES_PK: Final = "owner"
+SCHEDULES_SK: Final = "scheduleId"
