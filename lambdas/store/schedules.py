@@ -32,13 +32,14 @@ class ScheduleChangedError(StoreError):
 
 
 class ScheduleStore:
-    def __init__(self, table_name: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, table_name: str, clock: Callable[[], float] = time.time, ddb: Any = None) -> None:
         self._table = table_name
         self._clock = clock
+        self._own_ddb = ddb  # the local runtime's client of its moto server; functions use the shared one
 
     @property
     def _ddb(self) -> Any:
-        return clients.client("dynamodb")
+        return self._own_ddb or clients.client("dynamodb")
 
     def now(self) -> float:
         return self._clock()

@@ -149,3 +149,38 @@ def test_a_client_keeps_at_most_its_cap_of_schedules(
     assert pipeline.request("POST", "/schedules", body(), api_key_id="another").status == 201  # its own cap
     pipeline.request("DELETE", f"/schedules/{first}")
     assert pipeline.request("POST", "/schedules", body()).status == 201
+
+
+def test_the_local_timer_fires_each_due_time_once_with_the_targets_input(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """local_runtime/schedule_timer.py, as `make run` drives it. Seen failing when tick() did not move
+    `_since` on (every tick fired the start again: four jobs, not two)."""
+    from lambdas.store.schedules import ScheduleStore
+    from local_runtime.schedule_timer import ScheduleTimer
+
+    clock.now = datetime(2026, 5, 1, 12, tzinfo=UTC).timestamp()
+    timer = ScheduleTimer(
+        ScheduleStore(pipeline.env["SCHEDULES_TABLE_NAME"], clock), lambda e: None, clock=clock
+    )
+    invoked: list[dict[str, Any]] = []
+
+    def invoke(event: dict[str, Any]) -> None:
+        invoked.append(event)
+        firing.handler(event, LambdaContext(function_name="schedules"))
+
+    timer._invoke = invoke
+    clock.advance(0.5)  # created after the timer's last tick
+    schedule_id = create(pipeline, expression="rate(5 minutes)")["scheduleId"]
+    clock.advance(1)
+    timer.tick()
+    timer.tick()
+    clock.advance(300)
+    timer.tick()
+    assert [e["scheduledTime"] for e in invoked] == ["2026-05-01T12:00:00Z", "2026-05-01T12:05:00Z"]
+    assert {e["scheduleId"] for e in invoked} == {schedule_id}
+    assert len(pipeline.request("GET", f"/schedules/{schedule_id}").body["lastJobs"]) == 2
+
+    pipeline.request("PATCH", f"/schedules/{schedule_id}", {"state": "paused"})
+    clock.advance(600)
+    assert timer.tick() == []
