@@ -129,11 +129,11 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
-    # a firing reads its schedule (GetItem) and the schedule's last job (GetItem), puts the job
-    # (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
+    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
     "schedules": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },

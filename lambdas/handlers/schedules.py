@@ -1,8 +1,9 @@
-"""The `schedules` function: EventBridge Scheduler's target for every recurring schedule of the stack.
+"""The `schedules` function: creates the jobs of the recurring schedules' firings.
 
-Its event is the schedule's input, `{"owner", "scheduleId", "scheduledTime"}` (the last one filled in by
-EventBridge Scheduler from `<aws.scheduler.scheduled-time>`). It creates that firing's one job; a
-repeated or retried delivery of the firing finds the job made and makes no second one. An error (the
+Two events: the stack's minute tick, `{"tick": "<scheduled time>"}` from its one EventBridge Scheduler
+schedule, fires every enabled schedule due in the minute before; a firing, `{"owner", "scheduleId",
+"scheduledTime"}`, fires one (the local runtime's timer sends these). Each firing creates its one job; a
+repeated or retried delivery finds the job made and makes no second one. An error (the
 table unavailable) raises, so EventBridge Scheduler retries and, at the end, puts the firing on the
 schedules' dead-letter queue, which is alarmed.
 """
@@ -34,6 +35,12 @@ def _parts() -> tuple[ScheduleStore, JobStore, JobQueue]:
 settings.forget_on_reset(_parts)
 
 
+# The stack's one EventBridge Scheduler schedule sends `{"tick": "<aws.scheduler.scheduled-time>"}` every
+# TICK_SECONDS; each tick fires what came due in the TICK_SECONDS before its scheduled time.
+TICK = "tick"
+TICK_SECONDS = 60
+
+
 def firing_input(owner: str, schedule_id: str, scheduled_time: str) -> dict[str, str]:
     """The event this function takes: what a schedule's target input holds once EventBridge fills it in."""
     return {"owner": owner, "scheduleId": schedule_id, "scheduledTime": scheduled_time}
@@ -47,6 +54,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     register_builtin_types()
     store_of_schedules, store, queue = _parts()
+    if TICK in event:
+        tick = datetime.fromisoformat(event[TICK]).timestamp()
+        due = schedules.fire_due(store_of_schedules, store, queue, tick - TICK_SECONDS, tick)
+        created = sum(f.outcome is schedules.FireOutcome.CREATED for f in due)
+        logger.info("schedules tick", extra={"firings": len(due), "jobsCreated": created})
+        return {"firings": len(due), "created": created}
     scheduled_for = int(datetime.fromisoformat(event["scheduledTime"]).timestamp() * 1000)
     schedule = store_of_schedules.get(event["owner"], event["scheduleId"])
     fired = schedules.fire(store_of_schedules, store, queue, schedule, scheduled_for)

@@ -184,3 +184,20 @@ def test_the_local_timer_fires_each_due_time_once_with_the_targets_input(
     pipeline.request("PATCH", f"/schedules/{schedule_id}", {"state": "paused"})
     clock.advance(600)
     assert timer.tick() == []
+
+
+def test_the_minute_tick_fires_what_came_due_once_even_when_delivered_twice(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """The deployed path: the stack's one EventBridge Scheduler schedule sends {"tick": <its time>}.
+    Seen failing when fire_due used a fresh job id per call (the repeated tick made a second job)."""
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    every_minute = create(pipeline, expression="cron(* * * * ? *)")["scheduleId"]
+    create(pipeline, expression="cron(0 3 * * ? *)")  # not due in this minute
+    tick = {"tick": "2026-05-01T12:00:00Z"}
+    first = firing.handler(tick, LambdaContext(function_name="schedules"))
+    again = firing.handler(tick, LambdaContext(function_name="schedules"))
+    assert (first["created"], again["created"]) == (1, 0)
+    assert again["firings"] == 1  # the same firing, found made
+    jobs = pipeline.request("GET", f"/schedules/{every_minute}").body["lastJobs"]
+    assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T12:00:00.000Z"]
