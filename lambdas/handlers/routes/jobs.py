@@ -48,13 +48,12 @@ def submit_job(
     ] = None,
 ) -> Response[SubmitJobResponse]:
     found = services()
-    owner = caller(router).owner
     submitted = submit(
         request,
         found.store,
         found.queue,
+        caller(router),
         idempotency_key=idempotency_key,
-        caller=owner,
         horizon_seconds=found.settings.schedule_horizon_seconds,
     )
     if submitted.created:
@@ -102,11 +101,11 @@ def list_jobs(
     responses=responses(200, "The job", JobView, 400, _NOT_FOUND),
 )
 def get_job(job_id: JobId) -> JobView:
-    from lambdas.lifecycle.operations import find_job
+    from lambdas.lifecycle.operations import allowed_actions, find_job
     from lambdas.lifecycle.uploads import download_links
 
     job = find_job(services().store, job_id, caller(router))
-    return JobView.of(job, download_links(job))
+    return JobView.of(job, allowed_actions(job), download_links(job))
 
 
 @router.get(
