@@ -38,6 +38,7 @@ from offload_client.models import (
     Schedule,
     Stats,
     Submitted,
+    WebhookSecret,
     camel,
 )
 
@@ -195,6 +196,12 @@ class Client:
 
     def stats(self) -> Stats:
         return Stats.from_api(self.request("GET", "stats"))
+
+    def webhook_secret(self, client: str | None = None) -> WebhookSecret:
+        """The caller's webhook signing secret; the operator may name any `client` (its key id, or in
+        IAM mode its name)."""
+        params = {"client": client} if client is not None else None
+        return WebhookSecret.from_api(self.request("GET", "webhook-secret", params=params))
 
     # -- the transport ------------------------------------------------------------------------------
 
