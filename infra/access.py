@@ -21,6 +21,7 @@ class Resource(StrEnum):
     LIST_INDEXES = "jobs table, byStatusTime, byOwnerStatus, byOwner, byCreated indexes"
     DELIVERIES_TABLE = "deliveries table"
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
+    SCHEDULES_TABLE = "schedules table"
     MAIN_QUEUE = "main queue"
     DEAD_LETTER_QUEUE = "dead-letter queue"
     UPLOADS_BUCKET = "uploads bucket"
@@ -74,6 +75,16 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),
+        # /schedules: a create puts the schedule and counts it (TransactWriteItems: PutItem, UpdateItem), a
+        # delete deletes and uncounts it (DeleteItem, UpdateItem); reads are GetItem and Query, a change a
+        # conditional PutItem, a run now records its job (UpdateItem).
+        Resource.SCHEDULES_TABLE: (
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ),
         **_EVERY_FUNCTION,
     },
     # claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
@@ -115,6 +126,14 @@ ACCESS: Final[Mapping[str, Access]] = {
     "recovery": {
         Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
         Resource.STATUS_INDEX: ("dynamodb:Query",),
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        **_EVERY_FUNCTION,
+    },
+    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
+    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    "schedules": {
+        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },

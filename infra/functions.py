@@ -33,7 +33,13 @@ from infra.settings import (
 from infra.storage import Storage
 from infra.tables import JobTables
 from lambdas import config
-from lambdas.models.settings import ApiSettings, DeadLetterSettings, RecoverySettings, WorkerSettings
+from lambdas.models.settings import (
+    ApiSettings,
+    DeadLetterSettings,
+    FiringSettings,
+    RecoverySettings,
+    WorkerSettings,
+)
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
@@ -84,7 +90,14 @@ RECOVERY: Final = FunctionSpec(
     (RecoverySettings,),
     config.RECOVERY_TIMEOUT_SECONDS,
 )
-SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY)
+SCHEDULES: Final = FunctionSpec(
+    "Schedules",
+    "schedules",
+    "offload schedules: EventBridge Scheduler's target, creates one job per firing of a recurring schedule",
+    (FiringSettings,),
+    config.SCHEDULES_TIMEOUT_SECONDS,
+)
+SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY, SCHEDULES)
 
 
 class ResourceOwner(Protocol):
@@ -169,6 +182,7 @@ class Functions(Construct):
         self.worker = built[WORKER.entry_point]
         self.dead_letter = built[DEAD_LETTER.entry_point]
         self.recovery = built[RECOVERY.entry_point]
+        self.schedules = built[SCHEDULES.entry_point]
         # Every function by its entry point, in SPECS order: for what watches all of them (the dashboard).
         self.by_entry_point: dict[str, lambda_.IFunction] = {name: f.function for name, f in built.items()}
         acknowledge(
@@ -218,6 +232,9 @@ def stack_environment(
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
         **callers_environment(settings, keys),
+        config.ENV_SCHEDULE_HORIZON_SECONDS: str(settings.schedule_horizon_seconds),
+        config.ENV_SCHEDULES_TABLE: tables.schedules.table_name,
+        config.ENV_MAX_SCHEDULES_PER_CLIENT: str(settings.max_schedules_per_client),
     }
 
 

@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.access import Access, Resource, grant
@@ -89,6 +90,7 @@ class Alarms(Construct):
         functions: WatchedFunctions,
         api_stage: apigateway.Stage,
         settings: Settings,
+        schedule_dead_letters: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self._action = cloudwatch_actions.SnsAction(alerts.topic)
@@ -124,6 +126,14 @@ class Alarms(Construct):
             "Worker invocations were throttled: account concurrency is short.",
         )
         self._sweep_alarm(settings)
+        self._any(
+            "ScheduleTicksFailed",
+            # EventBridge Scheduler's dead letters are sent (not redriven), so SQS counts them here.
+            schedule_dead_letters.metric_number_of_messages_sent(
+                period=_PERIOD, statistic=cloudwatch.Stats.SUM
+            ),
+            "A tick of the recurring schedules failed after its retries: their firings of that minute made no job.",
+        )
         self._alarm(
             "ApiServerErrorRate",
             api_stage.metric_server_error(period=_PERIOD, statistic=cloudwatch.Stats.AVERAGE),

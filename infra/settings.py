@@ -88,6 +88,8 @@ class Settings:
     deletion_protection: bool = True
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
     status_shards: int = config.STATUS_SHARDS
+    schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
+    max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
     auth: config.AuthMode = config.AuthMode.API_KEY
     iam_clients: tuple[tuple[str, str], ...] = ()  # (client name, role ARN)
     iam_operators: tuple[str, ...] = ()  # role ARNs
@@ -118,6 +120,10 @@ class Settings:
             yield f"backoffCapSeconds must be backoffBaseSeconds..{config.SQS_MAX_VISIBILITY_SECONDS}"
         if not 1 <= self.status_shards <= config.MAX_STATUS_SHARDS:
             yield f"statusShards must be 1..{config.MAX_STATUS_SHARDS}"
+        if not 1 <= self.schedule_horizon_seconds <= config.MAX_DELAY_SECONDS:
+            yield f"scheduleHorizonSeconds must be 1..{config.MAX_DELAY_SECONDS}"
+        if self.max_schedules_per_client < 1:
+            yield "maxSchedulesPerClient must be at least 1"
         if not self.thumbnail_sizes or not all(thumbnail_size_allowed(size) for size in self.thumbnail_sizes):
             yield f"thumbnailSizes: {THUMBNAIL_SIZES_RULE}"
         for key, value in (
@@ -298,6 +304,8 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),
     "statusShards": ("status_shards", _int),
+    "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),
+    "maxSchedulesPerClient": ("max_schedules_per_client", _int),
     "auth": ("auth", _auth),
     "iamClients": ("iam_clients", _roles),
     "iamOperators": ("iam_operators", _names),

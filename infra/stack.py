@@ -12,6 +12,7 @@ from infra.functions import Functions
 from infra.keys import ApiKeys
 from infra.monitoring import Alarms, Alerts
 from infra.queues import JobQueues
+from infra.schedules import ScheduleTick
 from infra.settings import Settings
 from infra.storage import Storage
 from infra.tables import JobTables
@@ -52,6 +53,7 @@ class OffloadStack(Stack):
             dead_letter=functions.dead_letter.function,
             recovery=functions.recovery.function,
         )
+        tick = ScheduleTick(self, "Schedules", function=functions.schedules.function)
         api = JobsApi(self, "Api", handler=functions.api.function, settings=settings, keys=keys)
         alarms = Alarms(
             self,
@@ -61,6 +63,7 @@ class OffloadStack(Stack):
             functions=functions.watched,
             api_stage=api.rest_api.deployment_stage,
             settings=settings,
+            schedule_dead_letters=tick.dead_letter,
         )
         dashboard = OperationsDashboard(
             self,

@@ -40,6 +40,9 @@ ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 ENV_FUNCTION_MEMORY_MB: Final = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 # The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
 ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
+ENV_SCHEDULE_HORIZON_SECONDS: Final = "SCHEDULE_HORIZON_SECONDS"
+ENV_SCHEDULES_TABLE: Final = "SCHEDULES_TABLE_NAME"
+ENV_MAX_SCHEDULES_PER_CLIENT: Final = "MAX_SCHEDULES_PER_CLIENT"
 # IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
 ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
@@ -47,6 +50,15 @@ ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 DEFAULT_MAX_ATTEMPTS: Final = 5
 MAX_ATTEMPTS_LIMIT: Final = 10
 MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
+# A job may be asked to start this far ahead (`runAt`, `delaySeconds`).
+MAX_SCHEDULE_AHEAD_SECONDS: Final = 365 * 24 * 60 * 60
+# A job due further ahead than this is `scheduled` (no message yet); the sweep hands it to SQS with the
+# delay left once it is due within it. AWS's limit; tests lower it (context key scheduleHorizonSeconds).
+SCHEDULE_HORIZON_SECONDS: Final = MAX_DELAY_SECONDS
+# A message may claim a job with a start time this early (SQS's delays are not to the millisecond).
+RUN_AT_TOLERANCE_SECONDS: Final = 1
+# Recurring schedules (POST /schedules): how many one client may keep (context key maxSchedulesPerClient).
+MAX_SCHEDULES_PER_CLIENT: Final = 100
 # SQS caps a message's visibility timeout at 12 hours: the longest retry delay a message can wait out.
 SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
@@ -96,6 +108,7 @@ MAIN_QUEUE_RETENTION_DAYS: Final = 4
 DLQ_RETENTION_DAYS: Final = 14
 RECOVERY_RATE_MINUTES: Final = 5
 RECOVERY_TIMEOUT_SECONDS: Final = 120
+SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
 

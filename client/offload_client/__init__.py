@@ -12,7 +12,7 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Stats, Submitted, WebhookSecret
+from offload_client.models import Child, Delivery, Job, JobSummary, Schedule, Stats, Submitted, WebhookSecret
 
 __all__ = [
     "ApiError",
@@ -27,6 +27,7 @@ __all__ = [
     "NotFound",
     "OffloadError",
     "RateLimited",
+    "Schedule",
     "Stats",
     "Submitted",
     "Unreachable",

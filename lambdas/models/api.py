@@ -4,7 +4,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
@@ -31,7 +31,29 @@ class SubmitJobRequest(_Wire):
         description="Attempts before the job is declared dead.",
     )
     delay_seconds: int = Field(
-        default=0, ge=0, le=config.MAX_DELAY_SECONDS, description="Seconds before the first attempt."
+        default=0,
+        ge=0,
+        le=config.MAX_SCHEDULE_AHEAD_SECONDS,
+        description="Seconds before the first attempt (up to a year). Not with `runAt`.",
+    )
+    run_at: AwareDatetime | None = Field(
+        default=None,
+        description=(
+            "When the first attempt may start (RFC 3339 with a UTC offset; up to a year ahead; a past time "
+            "runs now). Not with `delaySeconds`. A job due beyond SQS's 900 s is `scheduled` until then."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_start_time(self) -> Self:
+        if self.run_at is not None and self.delay_seconds:
+            raise ValueError("give runAt or delaySeconds, not both")
+        return self
+
+
+class RescheduleRequest(_Wire):
+    run_at: AwareDatetime = Field(
+        description="The new start time (RFC 3339 with a UTC offset; up to a year ahead; a past time runs now)."
     )
 
 
@@ -102,7 +124,12 @@ class JobView(_Wire):
     created_at: str
     updated_at: str
     status_at: str = Field(description="When the job entered its current status.")
-    next_attempt_at: str | None = Field(default=None, description="When a pending job is due to run again.")
+    next_attempt_at: str | None = Field(
+        default=None, description="When a pending or scheduled job is due to run (again)."
+    )
+    run_at: str | None = Field(
+        default=None, description="The start time asked for (`runAt`, `delaySeconds`), until the job starts."
+    )
     parent_id: str | None = None
     children: ChildrenView | None = Field(
         default=None, description="Counts of child jobs (a fan-out's deliveries)."
@@ -134,7 +161,8 @@ class JobView(_Wire):
             payload=job.payload,
             result=job.result,
             history=history_of(job),
-            next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,
+            next_attempt_at=iso_time(job.due_at / 1000) if job.status in _DUE_SHOWN else None,
+            run_at=iso_time(job.run_at / 1000) if job.run_at else None,
             downloads=downloads or None,
             children=None
             if counts is None
@@ -146,6 +174,9 @@ class JobView(_Wire):
                 cancelled=counts.cancelled,
             ),
         )
+
+
+_DUE_SHOWN = (JobStatus.PENDING, JobStatus.SCHEDULED)
 
 
 def status_time(job: Job) -> str:

@@ -6,6 +6,9 @@ from typing import Any
 
 
 class JobStatus(StrEnum):
+    # Due beyond SQS's longest message delay (the schedule horizon): no message exists yet; the sweep
+    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/design.md).
+    SCHEDULED = "scheduled"
     PENDING = "pending"
     PROCESSING = "processing"
     # A parent (a webhook fan-out) that handed its work to child jobs; it finishes when they all have.
@@ -96,6 +99,7 @@ class Job:
     attempt_started_at: str | None = None
     history: tuple[Attempt, ...] = ()  # the last HISTORY_SLOTS ended attempts, oldest first
     reopened_at: int = 0  # epoch milliseconds of the last retry by a caller (0: never reopened)
+    run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,10 @@ class NewJob:
     job_type: str
     payload: dict[str, Any]
     max_attempts: int
-    delay_seconds: int = 0
+    delay_seconds: float = 0
     parent_id: str | None = None
     request_hash: str | None = None
     owner: str = ""
+    # A job given a start time (`runAt`/`delaySeconds`): a message that comes before it cannot claim it,
+    # and a job due beyond this horizon (seconds) is written `scheduled`; 0: no start time was asked.
+    horizon_seconds: int = 0

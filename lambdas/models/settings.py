@@ -67,7 +67,29 @@ class WebhookSecretsSettings(Environment):
     webhook_secrets_start_shared: bool = Field(alias=config.ENV_WEBHOOK_SECRETS_START_SHARED, default=False)
 
 
-class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
+class HorizonSettings(Environment):
+    """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
+
+    schedule_horizon_seconds: int = Field(
+        alias=config.ENV_SCHEDULE_HORIZON_SECONDS,
+        default=config.SCHEDULE_HORIZON_SECONDS,
+        ge=1,
+        le=config.MAX_DELAY_SECONDS,
+    )
+
+
+class ScheduleSettings(HorizonSettings):
+    """The recurring schedules' table, and how many schedules one client may keep."""
+
+    schedules_table: str = Field(alias=config.ENV_SCHEDULES_TABLE, min_length=1)
+    max_schedules_per_client: int = Field(
+        alias=config.ENV_MAX_SCHEDULES_PER_CLIENT, default=config.MAX_SCHEDULES_PER_CLIENT, ge=1
+    )
+
+
+class ApiSettings(
+    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, ScheduleSettings
+):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
@@ -146,7 +168,7 @@ class DeadLetterSettings(JobsTableSettings):
     alerts_topic_arn: str = Field(alias=config.ENV_ALERTS_TOPIC_ARN, min_length=1)
 
 
-class RecoverySettings(JobsTableSettings):
+class RecoverySettings(JobsTableSettings, HorizonSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     grace_seconds: int = Field(
         alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
@@ -188,3 +210,12 @@ api = cached(ApiSettings)
 worker = cached(WorkerSettings)
 dead_letter = cached(DeadLetterSettings)
 recovery = cached(RecoverySettings)
+
+
+class FiringSettings(JobsTableSettings, ScheduleSettings):
+    """The `schedules` function: EventBridge Scheduler's target, which creates one job per firing."""
+
+    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
+
+
+firing = cached(FiringSettings)

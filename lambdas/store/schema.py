@@ -54,3 +54,7 @@ DELIVERIES_SK: Final = "attemptKey"  # "<deliveryId>#<attempt, zero padded>"
 
 # Webhook signing secrets: one item per client (its API key id), created on first use.
 WEBHOOK_SECRETS_PK: Final = "client"
+
+# Recurring schedules: one item per schedule under its owner (the API key id), and a counter item per owner.
+SCHEDULES_PK: Final = "owner"
+SCHEDULES_SK: Final = "scheduleId"

@@ -85,11 +85,11 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
 
     template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert len(functions) == 4
+    assert len(functions) == 5
     assert {f["Properties"]["Code"]["S3Key"] for f in functions} == {f"{asset_hash}.zip"}
 
     # The handlers, and nothing of the repository that is not function code.
-    for entry_point in ("api", "worker", "dead_letter", "recovery"):
+    for entry_point in ("api", "worker", "dead_letter", "recovery", "schedules"):
         assert (asset / "lambdas" / "handlers" / f"{entry_point}.py").is_file()
     assert not (asset / "tests").exists()
     assert not (asset / "infra").exists()

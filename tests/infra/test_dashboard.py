@@ -16,7 +16,7 @@ from tests.infra.cfn import function, logical_id, render, resources
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
-FUNCTIONS = ("api", "worker", "dead_letter", "recovery")
+FUNCTIONS = ("api", "worker", "dead_letter", "recovery", "schedules")
 
 
 @pytest.fixture(scope="module")

@@ -71,7 +71,7 @@ def test_every_alarm_notifies_the_topic(template: dict[str, Any]) -> None:
         a["Properties"]["AlarmName"]: a["Properties"]
         for a in resources(template, "AWS::CloudWatch::Alarm").values()
     }
-    assert len(alarms) == 9
+    assert len(alarms) == 10
     for name, alarm in alarms.items():
         assert name.startswith(f"{config.STACK_ID}-")
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]

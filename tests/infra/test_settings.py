@@ -16,6 +16,7 @@ from lambdas.models.settings import (
     ApiSettings,
     DeadLetterSettings,
     Environment,
+    FiringSettings,
     RecoverySettings,
     WorkerSettings,
 )
@@ -26,6 +27,7 @@ MODELS: dict[str, type[Environment]] = {
     "lambdas.handlers.worker.handler": WorkerSettings,
     "lambdas.handlers.dead_letter.handler": DeadLetterSettings,
     "lambdas.handlers.recovery.handler": RecoverySettings,
+    "lambdas.handlers.schedules.handler": FiringSettings,
 }
 # Every bound that synth checks and the functions check again at start, at its edge.
 AT_THE_BOUNDS: dict[str, Any] = {

@@ -11,6 +11,7 @@ from moto import mock_aws
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
+from lambdas.store.schedules import ScheduleStore
 from local_runtime import s3_post_policy
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
@@ -24,6 +25,7 @@ HANDLERS = (
     "lambdas.handlers.worker.handler",
     "lambdas.handlers.dead_letter.handler",
     "lambdas.handlers.recovery.handler",
+    "lambdas.handlers.schedules.handler",
 )
 
 
@@ -79,5 +81,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     rotation overlap), moved by the test instead of slept."""
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
+    monkeypatch.setattr(ScheduleStore, "now", lambda self: fake())
     monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake

@@ -19,6 +19,7 @@ from lambdas.models.caller import Caller
 from lambdas.store.factory import job_store
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
+from lambdas.store.schedules import ScheduleStore
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,14 @@ class Services:
     store: JobStore
     queue: JobQueue
     settings: settings.ApiSettings
+    schedules: ScheduleStore
 
 
 @cache
 def services() -> Services:
     api = settings.api()
     register_builtin_types()
-    return Services(job_store(api), JobQueue(api.queue_url), api)
+    return Services(job_store(api), JobQueue(api.queue_url), api, ScheduleStore(api.schedules_table))
 
 
 settings.forget_on_reset(services)

@@ -23,6 +23,8 @@ function why(job) {
       return 'This job is dead: it will not run again unless you retry it. Its last error says why.';
     case 'pending':
       return job.nextAttemptAt ? ['Waiting to run; next attempt ', time(job.nextAttemptAt), '.'] : 'Waiting to run.';
+    case 'scheduled':
+      return ['Scheduled: it starts at ', time(job.runAt), '.'];
     case 'processing':
       return 'A worker is running it now.';
     case 'waiting':
