@@ -1,5 +1,6 @@
 // Retry, cancel and the operator's bulk retry: each asks first, in a modal dialog, then reports the
-// API's answer (its error message as it is, e.g. 409 not_retryable or 403 forbidden).
+// API's answer (its error message as it is, e.g. 409 not_retryable or 403 forbidden). The schedule
+// page's actions report the same way (`perform`); only its Delete asks first (`act`).
 
 import { ApiError, call, describe, jobPath } from './api.js';
 import { el, replace, stateLine } from './dom.js';
@@ -28,18 +29,22 @@ export function confirmAction({ title, text, confirm }) {
   });
 }
 
-async function act(button, notice, question, request, done) {
-  if (!(await confirmAction(question))) return;
+// Sends `request` with `button` disabled, then reports: `done` with the answer, or the API's error.
+export async function perform(button, notice, label, request, done) {
   button.disabled = true;
-  replace(notice, stateLine('loading', `${question.confirm}…`));
+  replace(notice, stateLine('loading', `${label}…`));
   try {
     done(await request());
   } catch (error) {
     const hint = error instanceof ApiError && error.status === 403 ? ' (only the operator key may do this)' : '';
-    replace(notice, stateLine('error', `${question.confirm} failed: ${describe(error)}${hint}`));
+    replace(notice, stateLine('error', `${label} failed: ${describe(error)}${hint}`));
   } finally {
     button.disabled = false;
   }
+}
+
+export async function act(button, notice, question, request, done) {
+  if (await confirmAction(question)) await perform(button, notice, question.confirm, request, done);
 }
 
 // Which actions the job offers: the API says so in `allowedActions` (and checks again when one is taken).

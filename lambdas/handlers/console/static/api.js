@@ -68,6 +68,7 @@ export async function call(path, { method = 'GET', query = {}, body } = {}) {
 }
 
 export const jobPath = (jobId, ...rest) => ['jobs', encodeURIComponent(jobId), ...rest].join('/');
+export const schedulePath = (scheduleId, ...rest) => ['schedules', encodeURIComponent(scheduleId), ...rest].join('/');
 
 // Runs `task` now and again `interval()` ms after each run ends until `stop()`; `now()` runs it at once
 // and starts the wait again. A hidden tab skips its runs: an unseen console should not spend the key's

@@ -1,4 +1,5 @@
-// The console's entry point: sign-in, then a hash router over three views (#/, #/jobs, #/jobs/<id>).
+// The console's entry point: sign-in, then a hash router over five views (#/, #/jobs, #/jobs/<id>,
+// #/schedules, #/schedules/<id>).
 // The hash keeps every view a bookmarkable URL that never holds the key.
 
 import { call, describe, session } from './api.js';
@@ -6,6 +7,8 @@ import { el, replace, stateLine } from './dom.js';
 import { jobView } from './job.js';
 import { jobsView } from './jobs.js';
 import { overviewView } from './overview.js';
+import { scheduleView } from './schedule.js';
+import { schedulesView } from './schedules.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -48,6 +51,12 @@ function route() {
   } else if (parts[0] === 'jobs') {
     showNav('jobs');
     current = jobsView(main, params, navigate);
+  } else if (parts[0] === 'schedules' && parts[1]) {
+    showNav('schedules');
+    current = scheduleView(main, parts[1]);
+  } else if (parts[0] === 'schedules') {
+    showNav('schedules');
+    current = schedulesView(main);
   } else {
     showNav('overview');
     current = overviewView(main);
