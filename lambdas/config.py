@@ -40,6 +40,13 @@ ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 ENV_FUNCTION_MEMORY_MB: Final = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 # The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
 ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
+# Job types (lambdas/jobs/packages.py): the packages a function registers besides the built-in one, the
+# queue of each type that runs in a function of its own (JSON: type -> URL), the settings of the types a
+# worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
+ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
+ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
+ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
+ENV_JOB_SECRETS: Final = "JOB_SECRETS"
 
 # Lifecycle tunables (defaults; the stack may override them from CDK context).
 DEFAULT_MAX_ATTEMPTS: Final = 5
@@ -77,9 +84,17 @@ FINISHED_TTL_DAYS: Final = 30
 # Functions and their event sources.
 WORKER_TIMEOUT_SECONDS: Final = 60
 # A lease outlives the worker's own timeout, so only a worker that is really gone loses its job.
-LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + 30
+LEASE_MARGIN_SECONDS: Final = 30
+LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
-VISIBILITY_TIMEOUT_SECONDS: Final = 6 * WORKER_TIMEOUT_SECONDS
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
+# What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
+LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
+LAMBDA_MIN_MEMORY_MB: Final = 128
+LAMBDA_MAX_MEMORY_MB: Final = 10240
+# Installed distributions name their packages of job types under this entry-point group.
+JOB_TYPES_ENTRY_POINT_GROUP: Final = "offload.job_types"
 WORKER_BATCH_SIZE: Final = 10
 WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10

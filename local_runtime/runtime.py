@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 import secrets
 import time
@@ -25,6 +26,7 @@ from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, short_function_name, startup_banner
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
+from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
@@ -57,15 +59,26 @@ class RuntimeSettings:
     template: dict[str, Any] | None = None  # an already synthesized template (skips synth)
     # Development and test speed-ups; each one is a documented difference from the deployed stack.
     schedule_seconds: float | None = None  # run rate() schedules this often instead
-    function_timeouts: dict[str, int] = field(default_factory=dict)  # handler -> Timeout
-    source_visibility: dict[str, int] = field(
-        default_factory=dict
-    )  # handler -> its queue's VisibilityTimeout
+    # handler -> Timeout, and handler -> its queues' VisibilityTimeout, of every function of that handler
+    # (the workers of all worker groups share one).
+    function_timeouts: dict[str, int] = field(default_factory=dict)
+    source_visibility: dict[str, int] = field(default_factory=dict)
     env_overrides: dict[str, str] = field(default_factory=dict)  # on top of every function's environment
     extra_modules: tuple[str, ...] = ()  # test only: imported in every function process
     verbose: bool = False
     quiet: bool = False
     state_file: Path | None = STATE_FILE
+    secrets_file: Path = SECRETS_FILE  # the job types' secrets' values (local_runtime/job_secrets.py)
+
+
+def project_context() -> dict[str, Any]:
+    """A user's project's own CDK context (its `jobPackages`...): `cdk.json` where the runtime starts,
+    when that is not offload's checkout (whose cdk.json the synth reads anyway)."""
+    here = Path.cwd() / "cdk.json"
+    if not here.is_file() or here.resolve() == (REPO_ROOT / "cdk.json").resolve():
+        return {}
+    context: dict[str, Any] = json.loads(here.read_text()).get("context", {})
+    return context
 
 
 def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -74,27 +87,36 @@ def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from infra.synth import synthesize
 
-    return synthesize(context={**LOCAL_CONTEXT, **(context or {})})
+    return synthesize(context={**project_context(), **LOCAL_CONTEXT, **(context or {})})
+
+
+def job_package_paths(context: Mapping[str, Any]) -> list[str]:
+    """Where the functions import the `jobPackages` folders from (installed ones are on sys.path)."""
+    from infra.job_types import package_folders
+
+    return [
+        str(folder.parent) for folder in package_folders({**project_context(), **context}.get("jobPackages"))
+    ]
 
 
 def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> dict[str, Any]:
     """The template with the settings' timeout and visibility overrides applied (a copy)."""
     patched = copy.deepcopy(dict(template))
     resources = patched.get("Resources", {})
-    by_handler = {
-        props.get("Properties", {}).get("Handler"): logical_id
-        for logical_id, props in resources.items()
-        if props.get("Type") == "AWS::Lambda::Function"
-    }
+    by_handler: dict[str | None, list[str]] = {}
+    for logical_id, props in resources.items():
+        if props.get("Type") == "AWS::Lambda::Function":
+            by_handler.setdefault(props.get("Properties", {}).get("Handler"), []).append(logical_id)
     for handler, seconds in settings.function_timeouts.items():
-        resources[_require(by_handler, handler)]["Properties"]["Timeout"] = seconds
+        for function in _require(by_handler, handler):
+            resources[function]["Properties"]["Timeout"] = seconds
     for handler, seconds in settings.source_visibility.items():
-        function = _require(by_handler, handler)
+        functions = set(_require(by_handler, handler))
         for definition in resources.values():
             props = definition.get("Properties", {})
             if definition.get("Type") != "AWS::Lambda::EventSourceMapping":
                 continue
-            if prov.referenced_id(props.get("FunctionName")) == function:
+            if prov.referenced_id(props.get("FunctionName")) in functions:
                 queue = prov.referenced_id(props.get("EventSourceArn"))
                 if queue is not None:
                     resources[queue]["Properties"]["VisibilityTimeout"] = seconds
@@ -119,7 +141,7 @@ def local_keys(specs: list[prov.ApiKeySpec], first_client_value: str) -> list[Ap
     return keys
 
 
-def _require(by_handler: Mapping[str | None, str], handler: str) -> str:
+def _require(by_handler: Mapping[str | None, list[str]], handler: str) -> list[str]:
     if handler not in by_handler:
         raise ValueError(f"no function with handler {handler!r} in the template")
     return by_handler[handler]
@@ -168,6 +190,7 @@ class LocalRuntime:
             sender = function.environment.get(config.ENV_SENDER_EMAIL)
             if sender:
                 prov.verify_email_identity(self.moto.client, sender)
+        fill_secrets(template, provisioned, self.moto.client, self.console.say, self.settings.secrets_file)
         self._start_pools(provisioned)
         self.alerts = AlertCollector(
             self.moto.client("sqs"),
@@ -233,7 +256,7 @@ class LocalRuntime:
             **self.moto.environment(),
             **LOCAL_FUNCTION_ENV,
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(REPO_ROOT),
+            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *job_package_paths(self.settings.context)]),
         }
         if self.settings.extra_modules:
             env[EXTRA_MODULES_ENV] = ",".join(self.settings.extra_modules)

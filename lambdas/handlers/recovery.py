@@ -27,7 +27,9 @@ def _sweeper() -> Sweeper:
     from lambdas.models import settings
 
     recovery = settings.recovery()
-    return Sweeper(job_store(recovery), JobQueue(recovery.queue_url), recovery.grace_seconds)
+    return Sweeper(
+        job_store(recovery), JobQueue(recovery.queue_url, recovery.job_queue_urls), recovery.grace_seconds
+    )
 
 
 @logger.inject_lambda_context

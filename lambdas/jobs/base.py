@@ -12,6 +12,12 @@ A type does its work only through its context: `JobContext` when it runs (in the
 `SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
 lifecycle layer implements on top of the store (`lambdas/lifecycle/capabilities.py`); no job type
 touches AWS clients, tables or queues itself, so a type cannot reach what its function was not given.
+
+A type may also declare what it needs around its work (docs/job-types.md): a `settings_model` (its
+values come from CDK context `jobSettings`, validated at synth and when the worker starts, and reach
+`run` as `context.type_settings`), `secrets` by name (one Secrets Manager secret each, readable only by
+the function that runs the type: `context.secret(name)`), and a `function` of its own
+(`WorkerFunction`: timeout, memory, concurrency), which puts it in a worker function with its own queue.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -87,6 +93,14 @@ CreateChildren = Callable[[Sequence[NewJob]], CreatedChildren]
 SendEmail = Callable[[Mapping[str, Any]], str]
 
 
+class SecretNotDeclaredError(PermanentJobError):
+    """`context.secret(name)` for a name the job's type did not declare in `secrets`."""
+
+
+def _no_secrets(name: str) -> str:
+    raise SecretNotDeclaredError(f"this job type declares no secret {name!r}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobContext:
     """What a running job may know about itself, and all it may do beyond computing."""
@@ -110,6 +124,10 @@ class JobContext:
     # Operator bulk actions (the internal `bulk_action` type): apply one to the jobs its filter matches,
     # resuming from the progress saved in the job; returns the result, or ContinueLater.
     bulk_action: Callable[[Mapping[str, Any]], Any]
+    # The type's own settings (an instance of its `settings_model`), None when it declares none.
+    type_settings: Any = None
+    # The value of a secret the type declared (cached for five minutes); SecretNotDeclaredError otherwise.
+    secret: Callable[[str], str] = _no_secrets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +155,16 @@ class AwaitChildren:
 
 
 @dataclass(frozen=True)
+class WorkerFunction:
+    """What a type asks of the function that runs it; types asking the same share one function (and
+    its queue and dead-letter queue). Left out (None), the shared worker's value applies."""
+
+    timeout_seconds: int | None = None  # up to Lambda's 900
+    memory_mb: int | None = None  # 128..10240
+    max_concurrency: int | None = None  # concurrent invocations its queue may drive (2..1000)
+
+
+@dataclass(frozen=True)
 class JobType(Generic[P]):
     name: str
     payload_model: type[P]
@@ -145,3 +173,6 @@ class JobType(Generic[P]):
     check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
     public: bool = True
+    settings_model: type[BaseModel] | None = None
+    secrets: tuple[str, ...] = ()
+    function: WorkerFunction | None = None

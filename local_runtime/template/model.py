@@ -142,8 +142,12 @@ class Provisioned:
     api_keys: list[ApiKeySpec] = field(default_factory=list)  # enabled ones, clients first
 
     def function(self, handler: str) -> FunctionSpec:
-        """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`)."""
+        """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`); of the
+        workers (one per worker group), the shared one, whose logical id carries no group suffix
+        (`FunctionsWorkerFunction…`, a group's `FunctionsWorker180s1024MBFunction…`)."""
         found = [f for f in self.functions.values() if f.handler == handler]
+        if len(found) > 1:
+            found = [f for f in found if re.fullmatch(r"Functions[A-Za-z]+Function[0-9A-F]{8}", f.logical_id)]
         if len(found) != 1:
             raise LookupError(f"expected one function with handler {handler!r}, found {len(found)}")
         return found[0]

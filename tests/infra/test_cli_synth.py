@@ -85,7 +85,7 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
 
     template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert len(functions) == 4
+    assert len(functions) == 5  # the shared worker and process_file's
     assert {f["Properties"]["Code"]["S3Key"] for f in functions} == {f"{asset_hash}.zip"}
 
     # The handlers, and nothing of the repository that is not function code.
