@@ -30,6 +30,7 @@ from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
+from local_runtime.reload import CodeWatcher
 from local_runtime.scheduler import Scheduler
 from local_runtime.state import REPO_ROOT, STATE_FILE, remove_state, write_state
 
@@ -69,6 +70,7 @@ class RuntimeSettings:
     quiet: bool = False
     state_file: Path | None = STATE_FILE
     secrets_file: Path = SECRETS_FILE  # the job types' secrets' values (local_runtime/job_secrets.py)
+    reload: bool = False  # `make run`: new function environments when lambdas/ or a package changes
 
 
 def project_context() -> dict[str, Any]:
@@ -90,13 +92,13 @@ def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return synthesize(context={**project_context(), **LOCAL_CONTEXT, **(context or {})})
 
 
-def job_package_paths(context: Mapping[str, Any]) -> list[str]:
-    """Where the functions import the `jobPackages` folders from (installed ones are on sys.path)."""
+def job_package_paths(context: Mapping[str, Any], *, parents: bool = True) -> list[str]:
+    """Where the functions import the `jobPackages` folders from (installed ones are on sys.path), or
+    with `parents=False` the folders themselves."""
     from infra.job_types import package_folders
 
-    return [
-        str(folder.parent) for folder in package_folders({**project_context(), **context}.get("jobPackages"))
-    ]
+    folders = package_folders({**project_context(), **context}.get("jobPackages"))
+    return [str(folder.parent if parents else folder) for folder in folders]
 
 
 def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> dict[str, Any]:
@@ -160,6 +162,7 @@ class LocalRuntime:
         self.schedulers: list[Scheduler] = []
         self.alerts: AlertCollector | None = None
         self.front_door: FrontDoor | None = None
+        self.watcher: CodeWatcher | None = None
         self._batches: deque[dict[str, Any]] = deque(maxlen=5000)
         self._batch_count = 0
 
@@ -226,8 +229,26 @@ class LocalRuntime:
         if provisioned.apis:
             self.front_door = self._front_door(provisioned, provisioned.apis[0])
             self.front_door.start()
+        if self.settings.reload:
+            roots = [
+                REPO_ROOT / "lambdas",
+                *map(Path, job_package_paths(self.settings.context, parents=False)),
+            ]
+            self.watcher = CodeWatcher(roots, self._reload)
+            self.watcher.start()
+
+    def _reload(self, changed: list[str]) -> None:
+        for pool in self.pools.values():
+            pool.recycle()
+        names = ", ".join(Path(path).name for path in changed[:3]) + (" ..." if len(changed) > 3 else "")
+        self.console.say(
+            f"{time.strftime('%H:%M:%S')}  code changed ({names}): the functions start again on it; "
+            "jobs, queues and keys are kept"
+        )
 
     def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.front_door is not None:
             self.front_door.stop()
         for scheduler in self.schedulers:

@@ -43,25 +43,22 @@ class JobQueue:
     def _sqs(self) -> Any:
         return clients.client("sqs")
 
-    def url_for(self, job_type: str | None) -> str:
-        """The queue of `job_type`'s function; this queue for a type without one (or None)."""
-        return self._routes.get(job_type, self.url) if job_type is not None else self.url
+    def for_type(self, job_type: str) -> "JobQueue":
+        """The queue of `job_type`'s function: this one for a type without a function of its own."""
+        url = self._routes.get(job_type, self.url)
+        return self if url == self.url else JobQueue(url, self._routes)
 
-    def send(self, job_id: str, delay_seconds: int = 0, *, job_type: str | None = None) -> None:
-        self._sqs.send_message(
-            QueueUrl=self.url_for(job_type), MessageBody=job_message(job_id), DelaySeconds=delay_seconds
-        )
+    def send(self, job_id: str, delay_seconds: int = 0) -> None:
+        self._sqs.send_message(QueueUrl=self.url, MessageBody=job_message(job_id), DelaySeconds=delay_seconds)
 
-    def send_many(self, job_ids: Iterable[str], *, job_type: str | None = None) -> list[str]:
-        """Send one message per job (all of `job_type`) in batches of ten; return the ids SQS did not
-        accept."""
+    def send_many(self, job_ids: Iterable[str]) -> list[str]:
+        """Send one message per job in batches of ten; return the ids SQS did not accept."""
         ids = list(job_ids)
-        url = self.url_for(job_type)
         failed: list[str] = []
         for start in range(0, len(ids), _SEND_BATCH_LIMIT):
             chunk = ids[start : start + _SEND_BATCH_LIMIT]
             entries = [{"Id": str(i), "MessageBody": job_message(job_id)} for i, job_id in enumerate(chunk)]
-            response = self._sqs.send_message_batch(QueueUrl=url, Entries=entries)
+            response = self._sqs.send_message_batch(QueueUrl=self.url, Entries=entries)
             failed.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
         return failed
 

@@ -5,6 +5,9 @@ and named in CDK context `jobPackages`, as a user's project names it.
 """
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ from infra.job_types import JobTypeCatalog, JobTypesError
 from infra.synth import synthesize
 from lambdas import config
 from tests.infra.cfn import concrete, function, functions, grants, resources, role_statements
-from tests.support.user_package import SYNC_CRM, write_package
+from tests.support.user_package import EXAMPLE_PROJECT, SYNC_CRM, write_package
 
 CRM_SETTINGS = {"sync_crm": {"crmUrl": "https://crm.example.com/contacts"}}
 
@@ -176,3 +179,23 @@ def test_a_referenced_secret_is_granted_not_created(crm_package: Path) -> None:
     assert ("secretsmanager:GetSecretValue", arn) in grants(
         role_statements(template, worker["Properties"]["Role"])
     )
+
+
+def test_the_template_project_synthesizes_and_its_own_tests_pass(monkeypatch) -> None:
+    """examples/user-project as `cdk synth` sees it from its folder (its cdk.json's context), and its
+    tests as its owner runs them, so the template cannot rot."""
+    project = EXAMPLE_PROJECT
+    monkeypatch.chdir(project)
+    context = json.loads((project / "cdk.json").read_text())["context"]
+    template = synthesize(context)
+    assert _crm_worker(template)[1]["Properties"]["Timeout"] == 120
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(project), str(bundling.REPO_ROOT)])},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
