@@ -23,7 +23,7 @@ from lambdas import config
 from lambdas.config import KeyRole
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
-from local_runtime.console import Console, short_function_name, startup_banner
+from local_runtime.console import Console, startup_banner
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
 from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
@@ -269,7 +269,7 @@ class LocalRuntime:
 
     def _short(self, function_logical_id: str) -> str:
         assert self.provisioned is not None
-        return short_function_name(self.provisioned.functions[function_logical_id].handler)
+        return self.provisioned.display_name(function_logical_id)
 
     def function_environment(self, function: prov.FunctionSpec) -> dict[str, str]:
         env = {
@@ -298,7 +298,7 @@ class LocalRuntime:
             if logical_id not in environments:
                 continue  # nothing invokes it locally
             limit = environments[logical_id]
-            name = short_function_name(function.handler)
+            name = provisioned.display_name(logical_id)
             self.pools[logical_id] = FunctionPool(
                 FunctionConfig(
                     name=function.name,
@@ -364,12 +364,12 @@ class LocalRuntime:
     def stats(self) -> dict[str, Any]:
         return {
             "functions": {
-                short_function_name(pool.config.handler): {
+                (self.provisioned.display_name(logical_id) if self.provisioned else pool.config.name): {
                     "invocations": pool.invocations,
                     "coldStarts": pool.cold_starts,
                     "timeouts": pool.timeouts,
                 }
-                for pool in self.pools.values()
+                for logical_id, pool in self.pools.items()
             },
             "awsEndpoint": self.moto.url,
             "region": self.moto.region,

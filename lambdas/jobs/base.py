@@ -1,7 +1,8 @@
 """What a job type is: the plug-in contract between the job lifecycle and the work itself.
 
-A job type is one module under `lambdas/jobs/types/` that defines a pydantic payload model and a
-`run(payload, context)` function, and exposes them as a `JobType`. `run` returns the job's result
+A job type is one module of a package of job types (the built-in `lambdas/jobs/types/`, or a user's own:
+`lambdas/jobs/packages.py`) that defines a pydantic payload model and a `run(payload, context)`
+function, and exposes them as a `JobType`. `run` returns the job's result
 (anything JSON-serialisable, or `AwaitChildren` when it handed its work to child jobs) or raises:
 
 - `PermanentJobError` when the input can never succeed: the job goes to `dead` at once;

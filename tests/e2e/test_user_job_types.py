@@ -124,3 +124,68 @@ def test_a_users_type_runs_70_seconds_in_its_own_120_second_function_with_its_se
         ]["mapping"]
     )
     assert "SyncCrmPayload" in document["components"]["schemas"]
+
+
+VERSIONED = """
+from pydantic import BaseModel
+
+from lambdas.jobs.base import JobType
+
+VERSION = {version}
+
+
+class Empty(BaseModel):
+    pass
+
+
+JOB_TYPE = JobType(name="which_version", payload_model=Empty, run=lambda payload, context: {{"version": VERSION}})
+"""
+
+
+def _run(runtime: LocalRuntime, job_type: str) -> dict[str, Any]:
+    headers = {"x-api-key": runtime.api_key}
+    response = requests.post(
+        f"{runtime.url}jobs", json={"type": job_type, "payload": {}}, headers=headers, timeout=30
+    )
+    assert response.status_code == 202, response.text
+    job_id = response.json()["jobId"]
+    for _ in range(120):
+        job: dict[str, Any] = requests.get(f"{runtime.url}jobs/{job_id}", headers=headers, timeout=30).json()
+        if job["status"] in ("done", "dead"):
+            return job
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not finish: {job}")
+
+
+def test_make_run_reloads_a_changed_type_and_keeps_its_jobs_and_keys(tmp_path: Path) -> None:
+    """Issue 24's 20 s restart that lost every job and key: with reload on, a saved change is running
+    within seconds and the job done before it can still be read with the same key. Seen to fail with
+    `reload=False` (the second job answered version 1: the warm environments kept the old module)."""
+    package = write_package(tmp_path, {"which_version": VERSIONED.format(version=1)})
+    context = {"jobPackages": [str(package)]}
+    runtime = LocalRuntime(
+        RuntimeSettings(
+            port=0,
+            template=local_template(context),
+            context=context,
+            secrets_file=tmp_path / "none.json",
+            quiet=True,
+            state_file=None,
+            reload=True,
+        )
+    ).start()
+    try:
+        first = _run(runtime, "which_version")
+        assert first["result"] == {"version": 1}
+        # when: the type's code is saved with a change
+        (package / "which_version.py").write_text(VERSIONED.format(version=2))
+        changed = time.monotonic()
+        # then: the next jobs run the new code, and what was there before is still there
+        while _run(runtime, "which_version")["result"] != {"version": 2}:
+            assert time.monotonic() - changed < 30, "the change was not picked up"
+        headers = {"x-api-key": runtime.api_key}
+        again = requests.get(f"{runtime.url}jobs/{first['jobId']}", headers=headers, timeout=30).json()
+        assert again["result"] == {"version": 1}
+        print(f"reloaded within {time.monotonic() - changed:.1f} s")
+    finally:
+        runtime.stop()
