@@ -43,7 +43,7 @@ def _config(job_settings, job_secrets=None, read=None):
 
 
 def test_a_types_settings_are_validated_when_the_worker_starts(crm_package):
-    """Seen to fail with `check` not called by WorkerCapabilities (the bad URL reached the job)."""
+    """Seen to fail with `settings_for` not validating (the raw mapping handed over, the bad URL kept)."""
     register_job_types([crm_package])
     with pytest.raises(TypeSettingsError, match="sync_crm"):
         _config({"sync_crm": {"crmUrl": "ftp://nope"}}).check()
