@@ -88,8 +88,9 @@ def user_runtime(tmp_path: Path, crm: str) -> Iterator[LocalRuntime]:
 def test_a_users_type_runs_70_seconds_in_its_own_120_second_function_with_its_setting_and_secret(
     user_runtime: LocalRuntime,
 ) -> None:
-    """Seen to fail with the type's `function` ignored (the job ran in the shared 60 s worker, was cut
-    off at 60 s and retried) and with the secrets file not read (the CRM got a random token)."""
+    """Seen to fail with the type's `function` ignored and the timeout check above left out (the job
+    ran in the shared 60 s worker, was cut off, and was still `processing` on attempt 1 at 130 s), and
+    with the secrets file not read (the CRM got a random token)."""
     headers = {"x-api-key": user_runtime.api_key}
     # when: a job of the user's type is submitted over HTTP
     response = requests.post(
