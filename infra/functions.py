@@ -158,7 +158,7 @@ class Functions(Construct):
         queues: JobQueues,
         storage: Storage,
         alerts: Alerts,
-        keys: ApiKeys,
+        keys: ApiKeys | None,
         catalog: JobTypeCatalog,
         groups: Sequence[WorkerGroup],
         secrets: JobSecrets,
@@ -265,7 +265,12 @@ def group_environment(
 
 
 def stack_environment(
-    settings: Settings, tables: JobTables, queues: JobQueues, storage: Storage, alerts: Alerts, keys: ApiKeys
+    settings: Settings,
+    tables: JobTables,
+    queues: JobQueues,
+    storage: Storage,
+    alerts: Alerts,
+    keys: ApiKeys | None,
 ) -> dict[str, str]:
     """Every environment value the stack knows, by variable name; each function takes what its model
     declares. The submission checks and the worker read the same values, so they cannot disagree."""
@@ -289,8 +294,15 @@ def stack_environment(
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
-        config.ENV_OPERATOR_KEY_ID: keys.operator.key_id,
+        **callers_environment(settings, keys),
     }
+
+
+def callers_environment(settings: Settings, keys: ApiKeys | None) -> dict[str, str]:
+    """How the api function tells its callers apart: the operator key's id, or (auth=iam) the roles."""
+    if keys is None:
+        return {config.ENV_IAM_CALLERS: settings.iam_callers.model_dump_json()}
+    return {config.ENV_OPERATOR_KEY_ID: keys.operator.key_id}
 
 
 class SenderIdentity:

@@ -47,6 +47,8 @@ ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
 ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
 ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
 ENV_JOB_SECRETS: Final = "JOB_SECRETS"
+# IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
+ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
 # Lifecycle tunables (defaults; the stack may override them from CDK context).
 DEFAULT_MAX_ATTEMPTS: Final = 5
@@ -147,6 +149,13 @@ class KeyRole(StrEnum):
 
     CLIENT = "client"
     OPERATOR = "operator"
+
+
+class AuthMode(StrEnum):
+    """How callers authenticate (CDK context `auth`): an API key each (the default), or AWS_IAM with SigV4."""
+
+    API_KEY = "apiKey"
+    IAM = "iam"
 
 
 # API keys: one per client name (CDK context clientKeys) and one operator key. Each ApiKey resource

@@ -12,7 +12,7 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Stats, Submitted
+from offload_client.models import Child, Delivery, Job, JobSummary, Stats, Submitted, WebhookSecret
 
 __all__ = [
     "ApiError",
@@ -31,4 +31,5 @@ __all__ = [
     "Submitted",
     "Unreachable",
     "WaitTimeout",
+    "WebhookSecret",
 ]

@@ -29,7 +29,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from offload_client.errors import ApiError, RateLimited, Unreachable, WaitTimeout, error_class
-from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Stats, Submitted
+from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Stats, Submitted, WebhookSecret
 
 PAGE_LIMIT = 100  # the most one page of a list route holds
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -129,6 +129,12 @@ class Client:
 
     def stats(self) -> Stats:
         return Stats.from_api(self.request("GET", "stats"))
+
+    def webhook_secret(self, client: str | None = None) -> WebhookSecret:
+        """The caller's webhook signing secret; the operator may name any `client` (its key id, or in
+        IAM mode its name)."""
+        params = {"client": client} if client is not None else None
+        return WebhookSecret.from_api(self.request("GET", "webhook-secret", params=params))
 
     # -- the transport ------------------------------------------------------------------------------
 

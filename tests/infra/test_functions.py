@@ -101,8 +101,15 @@ def test_environment_is_what_the_settings_models_declare(
 ) -> None:
     env = _env(template, spec.entry_point)
     assert _declared(spec, required=True) <= set(env)
-    # Set only when there is something to say: the stack's job packages, its types' settings and secrets.
-    unsaid = {config.ENV_JOB_PACKAGES, config.ENV_JOB_SETTINGS, config.ENV_JOB_SECRETS}
+    # Set only when there is something to say: the stack's job packages, its types' settings and secrets;
+    # and the callers' variable of the default mode: IAM_CALLERS replaces OPERATOR_KEY_ID with auth=iam
+    # (tests/infra/test_iam_auth.py).
+    unsaid = {
+        config.ENV_JOB_PACKAGES,
+        config.ENV_JOB_SETTINGS,
+        config.ENV_JOB_SECRETS,
+        config.ENV_IAM_CALLERS,
+    }
     assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables() - unsaid)
     # The function will accept it: every model loads from exactly this environment.
     resolved = {name: concrete(name, value) for name, value in env.items()}
