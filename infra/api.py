@@ -49,6 +49,7 @@ ROUTES: Final = (
     ("POST", "/uploads"),
     ("GET", "/webhook-secret"),
     ("POST", "/webhook-secret/rotate"),
+    ("GET", "/openapi.json"),
 )
 
 # Responses API Gateway sends itself, before the function runs, rewritten to the function's error shape.

@@ -183,9 +183,13 @@ class Settings:
 
     @property
     def longest_retry_span_seconds(self) -> int:
-        """How long a message may legitimately stay on the main queue: the full delay, then every attempt
-        timing out and waiting out its backoff, or the longest Retry-After a webhook receiver may ask for
-        (a floor on the backoff). Older than this, the worker is not keeping up."""
+        return self.retry_span_seconds(config.WORKER_TIMEOUT_SECONDS)
+
+    def retry_span_seconds(self, timeout_seconds: int) -> int:
+        """How long a message may legitimately stay on a job queue whose worker times out after
+        `timeout_seconds`: the full delay, then every attempt timing out and waiting out its backoff, or
+        the longest Retry-After a webhook receiver may ask for (a floor on the backoff). Older than this,
+        the worker is not keeping up."""
         backoff = sum(
             max(
                 min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt),
@@ -193,7 +197,7 @@ class Settings:
             )
             for attempt in range(config.MAX_ATTEMPTS_LIMIT)
         )
-        return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * config.WORKER_TIMEOUT_SECONDS
+        return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * timeout_seconds
 
     @classmethod
     def from_context(cls, node: Node) -> "Settings":

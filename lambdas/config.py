@@ -43,6 +43,13 @@ ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
 ENV_SCHEDULE_HORIZON_SECONDS: Final = "SCHEDULE_HORIZON_SECONDS"
 ENV_SCHEDULES_TABLE: Final = "SCHEDULES_TABLE_NAME"
 ENV_MAX_SCHEDULES_PER_CLIENT: Final = "MAX_SCHEDULES_PER_CLIENT"
+# Job types (lambdas/jobs/packages.py): the packages a function registers besides the built-in one, the
+# queue of each type that runs in a function of its own (JSON: type -> URL), the settings of the types a
+# worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
+ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
+ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
+ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
+ENV_JOB_SECRETS: Final = "JOB_SECRETS"
 # IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
 ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
@@ -91,9 +98,17 @@ FINISHED_TTL_DAYS: Final = 30
 # Functions and their event sources.
 WORKER_TIMEOUT_SECONDS: Final = 60
 # A lease outlives the worker's own timeout, so only a worker that is really gone loses its job.
-LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + 30
+LEASE_MARGIN_SECONDS: Final = 30
+LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
-VISIBILITY_TIMEOUT_SECONDS: Final = 6 * WORKER_TIMEOUT_SECONDS
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
+# What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
+LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
+LAMBDA_MIN_MEMORY_MB: Final = 128
+LAMBDA_MAX_MEMORY_MB: Final = 10240
+# Installed distributions name their packages of job types under this entry-point group.
+JOB_TYPES_ENTRY_POINT_GROUP: Final = "offload.job_types"
 WORKER_BATCH_SIZE: Final = 10
 WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10

@@ -12,6 +12,7 @@ Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api >
 # First: the modules below load with the cycle collector off (see `startup`).
 from lambdas.handlers import startup  # isort: split
 
+import functools
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -22,9 +23,10 @@ from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
-from lambdas.handlers.rest.openapi import describe_api, responses
+from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
 from lambdas.handlers.routes import actions, jobs, schedules, stats, webhook_secrets
+from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
@@ -51,6 +53,27 @@ def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse
 
     ticket = start_upload(request, caller(app).owner)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
+
+
+@app.get(
+    "/openapi.json",
+    summary="This API's OpenAPI document",
+    description=(
+        "The document of this deployment: POST /jobs's body has one schema per public job type it runs, "
+        "the types of the stack's job packages included."
+    ),
+    responses=responses(200, "The OpenAPI 3 document", OpenApiDocument),
+)
+def get_openapi() -> Response[str]:
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=_served_document())
+
+
+@functools.cache
+def _served_document() -> str:
+    return describe_api(app, settings.api().job_packages)
+
+
+settings.forget_on_reset(_served_document)
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

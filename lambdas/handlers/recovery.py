@@ -29,7 +29,7 @@ def _sweeper() -> Sweeper:
     recovery = settings.recovery()
     return Sweeper(
         job_store(recovery),
-        JobQueue(recovery.queue_url),
+        JobQueue(recovery.queue_url, recovery.job_queue_urls),
         recovery.grace_seconds,
         recovery.schedule_horizon_seconds,
     )

@@ -29,7 +29,11 @@ from lambdas.store.schedules import ScheduleStore
 @cache
 def _parts() -> tuple[ScheduleStore, JobStore, JobQueue]:
     firing = settings.firing()
-    return ScheduleStore(firing.schedules_table), job_store(firing), JobQueue(firing.queue_url)
+    return (
+        ScheduleStore(firing.schedules_table),
+        job_store(firing),
+        JobQueue(firing.queue_url, firing.job_queue_urls),
+    )
 
 
 settings.forget_on_reset(_parts)

@@ -12,7 +12,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from lambdas.jobs import registry
 from lambdas.jobs.base import CreatedChildren, JobContext, PermanentJobError, SubmissionContext
+from lambdas.lifecycle.type_config import TypeConfig
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.deliveries import DeliveryAttempt
@@ -118,6 +120,9 @@ class WorkerCapabilities:
         self._results = Uploads(worker.uploads_bucket)
         self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
         self._secrets = ClientSecretsCache(webhook_secrets(worker))
+        # Each type's declared settings, checked now: a function given invalid ones fails its start.
+        self._types = TypeConfig(worker)
+        self._types.check()
 
     def context(
         self,
@@ -135,6 +140,7 @@ class WorkerCapabilities:
         """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
         children before). `recorded` collects what the attempt records, for its outcome's write."""
         record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
+        declared = registry.find(job_type)
         return JobContext(
             job_id=job_id,
             job_type=job_type,
@@ -150,6 +156,7 @@ class WorkerCapabilities:
             signing_secrets=functools.partial(self._secrets.signing, owner),
             send_email=self._send_email,
             record_delivery=record,
+            **(self._types.declared(declared) if declared else {}),
         )
 
     def _create_children(self, owner: str, first_run: bool, children: Sequence[NewJob]) -> CreatedChildren:
@@ -157,8 +164,12 @@ class WorkerCapabilities:
         created = self._store.create_children(
             [dataclasses.replace(c, owner=owner) for c in children], first_run=first_run
         )
-        unsent = self._queue.send_many(created)
-        return CreatedChildren(created=len(created), unsent=len(unsent))
+        written = set(created)
+        unsent = 0
+        for job_type in sorted({c.job_type for c in children}):
+            ids = [c.job_id for c in children if c.job_type == job_type and c.job_id in written]
+            unsent += len(self._queue.for_type(job_type).send_many(ids)) if ids else 0
+        return CreatedChildren(created=len(created), unsent=unsent)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
         recorded.add(self._deliveries.entry(attempt))

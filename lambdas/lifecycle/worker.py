@@ -216,7 +216,7 @@ class Worker:
             job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
         )
         try:
-            self._queue.send(job.job_id)
+            self._queue.for_type(job.job_type).send(job.job_id)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, 0)

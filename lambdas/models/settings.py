@@ -11,6 +11,7 @@ when the function starts, never a silent default. Tests call `reset()` between c
 """
 
 import functools
+import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, Self, TypeVar
@@ -87,8 +88,36 @@ class ScheduleSettings(HorizonSettings):
     )
 
 
+class JobTypesSettings(Environment):
+    """The job types a function knows beyond the built-in ones (lambdas/jobs/packages.py), where each
+    type's jobs are queued when not on the shared queue, and, in a worker, its types' settings and
+    secrets (infra/job_types.py writes them)."""
+
+    job_packages: tuple[str, ...] = Field(alias=config.ENV_JOB_PACKAGES, default=())
+    job_queue_urls: dict[str, str] = Field(alias=config.ENV_JOB_QUEUE_URLS, default_factory=dict)
+    job_settings: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_SETTINGS, default_factory=dict)
+    job_secrets: dict[str, str] = Field(alias=config.ENV_JOB_SECRETS, default_factory=dict)
+
+    @field_validator("job_packages", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):  # "crm_jobs,billing_jobs" in the environment
+            return tuple(part for part in value.replace(" ", "").split(",") if part)
+        return value
+
+    @field_validator("job_queue_urls", "job_settings", "job_secrets", mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
+
+
 class ApiSettings(
-    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, ScheduleSettings
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    ScheduleSettings,
+    JobTypesSettings,
 ):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
@@ -112,7 +141,9 @@ class ApiSettings(
         return self
 
 
-class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
+class WorkerSettings(
+    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, JobTypesSettings
+):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
     backoff_base_seconds: float = Field(
@@ -168,7 +199,7 @@ class DeadLetterSettings(JobsTableSettings):
     alerts_topic_arn: str = Field(alias=config.ENV_ALERTS_TOPIC_ARN, min_length=1)
 
 
-class RecoverySettings(JobsTableSettings, HorizonSettings):
+class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     grace_seconds: int = Field(
         alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
@@ -212,7 +243,7 @@ dead_letter = cached(DeadLetterSettings)
 recovery = cached(RecoverySettings)
 
 
-class FiringSettings(JobsTableSettings, ScheduleSettings):
+class FiringSettings(JobsTableSettings, ScheduleSettings, JobTypesSettings):
     """The `schedules` function: EventBridge Scheduler's target, which creates one job per firing."""
 
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)

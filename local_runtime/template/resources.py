@@ -57,7 +57,7 @@ CREATED_PROPERTIES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
     ),
     model.TOPIC: (frozenset(), frozenset({"KmsMasterKeyId"})),
-    model.SECRET: (frozenset({"GenerateSecretString"}), frozenset({"Description"})),
+    model.SECRET: (frozenset({"GenerateSecretString"}), frozenset({"Description", "Tags"})),
 }
 
 # Types that exist only for permissions, monitoring or API Gateway's own bookkeeping.

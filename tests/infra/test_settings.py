@@ -20,6 +20,7 @@ from lambdas.models.settings import (
     RecoverySettings,
     WorkerSettings,
 )
+from tests.infra.cfn import concrete
 
 # Each function's settings model, by the handler that loads it.
 MODELS: dict[str, type[Environment]] = {
@@ -141,8 +142,7 @@ def _environments(template: dict[str, Any]) -> dict[str, dict[str, str]]:
         if resource["Type"] == "AWS::Lambda::Function":
             variables = resource["Properties"]["Environment"]["Variables"]
             found[resource["Properties"]["Handler"]] = {
-                name: value if isinstance(value, str) else f"resolved-{name.lower()}"
-                for name, value in variables.items()
+                name: concrete(name, value) for name, value in variables.items()
             }
     return found
 

@@ -8,6 +8,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from lambdas import config
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
@@ -51,6 +52,14 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             "QueueArn"
         ]
         sns.subscribe(TopicArn=outputs["AlertsTopicArn"], Protocol="sqs", Endpoint=alert_arn)
+        shared = provisioned.function(HANDLERS[1])
+        groups = [f for f in provisioned.functions.values() if f.handler == HANDLERS[1] and f is not shared]
+        group_workers = {
+            f.environment[config.ENV_QUEUE_URL]: {
+                name: value for name, value in f.environment.items() if shared.environment.get(name) != value
+            }
+            for f in groups
+        }
         yield Pipeline(
             env=env,
             queue_url=outputs["QueueUrl"],
@@ -59,6 +68,8 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             topic_arn=outputs["AlertsTopicArn"],
             alert_queue_url=alert_queue,
             mappings=provisioned.event_source_mappings,
+            group_workers=group_workers,
+            group_dlq_urls=[f.environment[config.ENV_DLQ_URL] for f in groups],
         )
 
 

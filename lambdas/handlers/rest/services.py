@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of, iam_caller_of
-from lambdas.jobs.types import register_builtin_types
+from lambdas.jobs.packages import register_job_types
 from lambdas.models import settings
 from lambdas.models.caller import Caller
 from lambdas.store.factory import job_store
@@ -33,8 +33,13 @@ class Services:
 @cache
 def services() -> Services:
     api = settings.api()
-    register_builtin_types()
-    return Services(job_store(api), JobQueue(api.queue_url), api, ScheduleStore(api.schedules_table))
+    register_job_types(api.job_packages)
+    return Services(
+        job_store(api),
+        JobQueue(api.queue_url, api.job_queue_urls),
+        api,
+        ScheduleStore(api.schedules_table),
+    )
 
 
 settings.forget_on_reset(services)

@@ -15,6 +15,10 @@ decompression-bomb limit, one whose decoding needs more memory than the worker c
 (`files.DecodeBudget`) or one that cannot be decoded is dead at once: the same bytes would fail the
 same way on every retry. An image that fits, but not beside the other images the batch is decoding,
 waits for them while the invocation has time, and is retried later if it still does not fit.
+
+It runs in a worker function of its own (`FUNCTION`): a 50 MB download and its thumbnails may take
+longer than the shared worker's minute, and its image decoding is sized by that function's memory
+alone, not shared with the other types' jobs.
 """
 
 import json
@@ -23,6 +27,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lambdas import config
 from lambdas.jobs import files
 from lambdas.jobs.base import (
     InvalidPayloadError,
@@ -32,6 +37,7 @@ from lambdas.jobs.base import (
     Results,
     RetryableJobError,
     SubmissionContext,
+    WorkerFunction,
 )
 from lambdas.models.uploads import (
     UPLOAD_KEY_MAX_CHARS,
@@ -43,6 +49,8 @@ from lambdas.models.uploads import (
 from lambdas.observability import logger
 
 NAME = "process_file"
+# Downloading MAX_FILE_BYTES and writing every thumbnail, with room for a slow S3 (the shared worker: 60 s).
+PROCESS_FILE_TIMEOUT_SECONDS = 180
 # Of the invocation's time, what an image waiting for decode memory leaves for its own decode and uploads.
 _DECODE_RESERVED_MS = 20_000
 
@@ -117,4 +125,12 @@ def _write_thumbnails(context: JobContext, source: IO[bytes]) -> list[dict[str, 
     return written
 
 
-JOB_TYPE = JobType(name=NAME, payload_model=ProcessFilePayload, run=run, check_submission=check_submission)
+FUNCTION = WorkerFunction(timeout_seconds=PROCESS_FILE_TIMEOUT_SECONDS, memory_mb=config.WORKER_MEMORY_MB)
+
+JOB_TYPE = JobType(
+    name=NAME,
+    payload_model=ProcessFilePayload,
+    run=run,
+    check_submission=check_submission,
+    function=FUNCTION,
+)

@@ -70,7 +70,7 @@ def test_an_image_needing_more_memory_than_the_worker_has_is_dead_and_the_batch_
     }
 
     # when: the three jobs run as one batch
-    records = pipeline.receive(pipeline.queue_url)
+    records = pipeline.receive(pipeline.queue_url_of("process_file"))
     assert len(records) == 3
     pipeline.run_worker(records)
 
