@@ -21,6 +21,7 @@ class Resource(StrEnum):
     LIST_INDEXES = "jobs table, byStatusTime, byOwnerStatus, byOwner, byCreated indexes"
     DELIVERIES_TABLE = "deliveries table"
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
+    LIMITS_TABLE = "limits table"
     MAIN_QUEUE = "main queue"
     DEAD_LETTER_QUEUE = "dead-letter queue"
     UPLOADS_BUCKET = "uploads bucket"
@@ -68,6 +69,8 @@ ACCESS: Final[Mapping[str, Access]] = {
         # stack-wide one (GetSecretValue).
         Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
+        # GET /limits lists each limited type's keys.
+        Resource.LIMITS_TABLE: ("dynamodb:Query",),
         # GET /stats reads both queues' approximate depths.
         Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
         Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
@@ -98,6 +101,9 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
         Resource.SENDER_IDENTITY: ("ses:SendEmail",),
+        # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
+        # key's first use (PutItem).
+        Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
         **_EVERY_FUNCTION,
     },
     # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read

@@ -4,6 +4,7 @@ Each function's environment comes from its settings model (infra/environment.py)
 from the access table (infra/access.py), granted by the constructs that own the resources.
 """
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -213,6 +214,9 @@ def stack_environment(
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
         config.ENV_OPERATOR_KEY_ID: keys.operator.key_id,
+        config.ENV_LIMITS_TABLE: tables.limits.table_name,
+        config.ENV_JOB_LIMITS: json.dumps(settings.limit_overrides, separators=(",", ":"), sort_keys=True),
+        config.ENV_LIMIT_MAX_WAIT_SECONDS: str(config.LIMIT_MAX_WAIT_SECONDS),
     }
 
 

@@ -1,4 +1,5 @@
-"""The DynamoDB tables: job records, the webhook delivery log and each client's webhook signing secrets
+"""The DynamoDB tables: job records, the webhook delivery log, each client's webhook signing secrets and
+the flow-control limits
 (key names from lambdas.store.schema). Every table is encrypted at rest (AWS managed KMS key)."""
 
 from aws_cdk import RemovalPolicy
@@ -75,6 +76,15 @@ class JobTables(Construct):
             self, "WebhookSecretsTable", schema.WEBHOOK_SECRETS_PK, deletion_protection=deletion_protection
         )
 
+        # Flow control: one item per job type's limit and key, made on first use (lambdas/store/limits.py).
+        self.limits = _table(
+            self,
+            "LimitsTable",
+            schema.LIMITS_PK,
+            sort_key=schema.LIMITS_SK,
+            deletion_protection=deletion_protection,
+        )
+
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
         grant(
             grantee,
@@ -89,5 +99,6 @@ class JobTables(Construct):
                 ],
                 Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
                 Resource.WEBHOOK_SECRETS_TABLE: self.webhook_secrets.table_arn,
+                Resource.LIMITS_TABLE: self.limits.table_arn,
             },
         )

@@ -157,7 +157,7 @@ class WorkerCapabilities:
         created = self._store.create_children(
             [dataclasses.replace(c, owner=owner) for c in children], first_run=first_run
         )
-        unsent = self._queue.send_many(created)
+        unsent = self._queue.send_many(created, group=owner)
         return CreatedChildren(created=len(created), unsent=len(unsent))
 
     def _bulk_action(

@@ -96,7 +96,7 @@ def submit(
         raise JobTooLargeError(too_large.size, too_large.limit) from None
     log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
-        queue.send(job.job_id, request.delay_seconds)
+        queue.send(job.job_id, request.delay_seconds, group=job.owner)
     except (ClientError, BotoCoreError):
         logger.exception("SendMessage failed after the job was stored; the recovery sweep will send it")
     return Submitted(job, created=True)

@@ -11,6 +11,7 @@ when the function starts, never a silent default. Tests call `reset()` between c
 """
 
 import functools
+import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, Self, TypeVar
@@ -66,7 +67,24 @@ class WebhookSecretsSettings(Environment):
     webhook_secrets_start_shared: bool = Field(alias=config.ENV_WEBHOOK_SECRETS_START_SHARED, default=False)
 
 
-class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
+class LimitsSettings(Environment):
+    """Flow control: where limits are held, and the stack's overrides of each job type's limit (the
+    worker applies them, GET /limits shows them)."""
+
+    limits_table: str = Field(alias=config.ENV_LIMITS_TABLE, min_length=1)
+    job_limits: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_LIMITS, default_factory=dict)
+
+    @field_validator("job_limits", mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        from lambdas.models.limits import parse_overrides
+
+        return parse_overrides(json.loads(value) if isinstance(value, str) and value else value)
+
+
+class ApiSettings(
+    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, LimitsSettings
+):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
@@ -75,7 +93,9 @@ class ApiSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, Web
     dead_letter_queue_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
 
 
-class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings):
+class WorkerSettings(
+    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, LimitsSettings
+):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
     backoff_base_seconds: float = Field(
@@ -90,6 +110,9 @@ class WorkerSettings(JobsTableSettings, WebhookPolicySettings, UploadsSettings, 
         le=config.SQS_MAX_VISIBILITY_SECONDS,
     )
     lease_seconds: int = Field(alias=config.ENV_LEASE_SECONDS, default=config.LEASE_SECONDS, gt=0)
+    limit_max_wait_seconds: int = Field(
+        alias=config.ENV_LIMIT_MAX_WAIT_SECONDS, default=config.LIMIT_MAX_WAIT_SECONDS, gt=0
+    )
     concurrency: int = Field(
         alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
     )

@@ -57,3 +57,7 @@ ENDPOINT_INDEX_SK: Final = "attemptedAt"
 
 # Webhook signing secrets: one item per client (its API key id), created on first use.
 WEBHOOK_SECRETS_PK: Final = "client"
+
+# Flow-control limits: one item per job type's limit and key (lambdas/store/limits.py).
+LIMITS_PK: Final = "limit"
+LIMITS_SK: Final = "key"

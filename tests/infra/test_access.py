@@ -28,6 +28,7 @@ _PATTERNS: tuple[tuple[Resource, str], ...] = (
     ),
     (Resource.DELIVERIES_TABLE, r"Arn\(TablesDeliveriesTable\w+\)"),
     (Resource.WEBHOOK_SECRETS_TABLE, r"Arn\(TablesWebhookSecretsTable\w+\)"),
+    (Resource.LIMITS_TABLE, r"Arn\(TablesLimitsTable\w+\)"),
     (Resource.MAIN_QUEUE, r"Arn\(QueuesQueue\w+\)"),
     (Resource.DEAD_LETTER_QUEUE, r"Arn\(QueuesDeadLetterQueue\w+\)"),
     (Resource.UPLOADS_BUCKET, r"Arn\(StorageUploadsBucket\w+\)"),

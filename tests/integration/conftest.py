@@ -10,6 +10,8 @@ from moto import mock_aws
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
+from lambdas.store.limits import LimitStore
+from local_runtime.fair_queues import serve_fairly
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
@@ -30,6 +32,7 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
     # DynamoDB checks a condition and applies the write as one step; moto's backend does not serialise
     # threads, so concurrent claims in these tests would race where AWS never does.
     serialise_item_operations(monkeypatch.setattr)
+    serve_fairly(monkeypatch.setattr)  # SQS fair queues, as the local runtime serves them
     with mock_aws():
         provisioned = provision(template)
         env: dict[str, str] = {}
@@ -74,5 +77,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     rotation overlap), moved by the test instead of slept."""
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
+    monkeypatch.setattr(LimitStore, "now", lambda self: fake())
     monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake
