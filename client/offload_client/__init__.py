@@ -12,7 +12,7 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Stats, Submitted
+from offload_client.models import Child, Delivery, Job, JobSummary, Limit, Stats, Submitted
 
 __all__ = [
     "ApiError",
@@ -24,6 +24,7 @@ __all__ = [
     "InvalidRequest",
     "Job",
     "JobSummary",
+    "Limit",
     "NotFound",
     "OffloadError",
     "RateLimited",

@@ -29,7 +29,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from offload_client.errors import ApiError, RateLimited, Unreachable, WaitTimeout, error_class
-from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Stats, Submitted
+from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Limit, Stats, Submitted
 
 PAGE_LIMIT = 100  # the most one page of a list route holds
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -129,6 +129,10 @@ class Client:
 
     def stats(self) -> Stats:
         return Stats.from_api(self.request("GET", "stats"))
+
+    def limits(self) -> list[Limit]:
+        """Each job type's flow-control limit and its keys in use (the operator's key only)."""
+        return [Limit.from_api(item) for item in self.request("GET", "limits")["limits"]]
 
     # -- the transport ------------------------------------------------------------------------------
 

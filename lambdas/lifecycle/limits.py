@@ -17,10 +17,23 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from lambdas.jobs import registry
 from lambdas.jobs.base import JobType
+from lambdas.lifecycle.errors import ForbiddenError
+from lambdas.models.caller import Caller
 from lambdas.models.job import Job
-from lambdas.models.limits import MAX_KEY_CHARS, WHOLE_TYPE, Limit, LimitKind, WaitingFor
+from lambdas.models.limits import (
+    MAX_KEY_CHARS,
+    WHOLE_TYPE,
+    Limit,
+    LimitKeyView,
+    LimitKind,
+    LimitsView,
+    LimitView,
+    WaitingFor,
+)
 from lambdas.models.settings import LimitsSettings
+from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 from lambdas.store.limits import LimitState, LimitStore, Refused
 
@@ -119,6 +132,36 @@ class Limits:
             if limit is not None:
                 listed.append((job_type.name, limit, list(self.store.states(job_type.name, limit))))
         return listed
+
+
+def limits_report(limits: Limits, caller: Caller) -> LimitsView:
+    """GET /limits: every limited job type's limit and its keys in use (the operator's view only: keys
+    name clients and their hosts)."""
+    if not caller.operator:
+        raise ForbiddenError("only the operator's key reads the limits")
+    job_types = [registry.get(name) for name in registry.names()]
+    return LimitsView(
+        limits=[
+            LimitView(
+                type=name,
+                concurrency=limit.concurrency,
+                per_second=limit.per_second,
+                burst=limit.burst,
+                key=limit.key,
+                keys=[
+                    LimitKeyView(
+                        key=state.key,
+                        running=state.running,
+                        tokens=state.tokens,
+                        paused_until=iso_time(state.paused_until) if state.paused_until else None,
+                        waiting=state.waiting,
+                    )
+                    for state in states
+                ],
+            )
+            for name, limit, states in limits.states(job_types)
+        ]
+    )
 
 
 def _why(refused: Refused, limit: Limit) -> str:

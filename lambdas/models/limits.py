@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 KEY_PATTERN: Final = re.compile(r"^(owner|host|payload\.[A-Za-z_][A-Za-z0-9_]{0,63})?$")
 # The one limit key value of an unkeyed limit (a DynamoDB sort key cannot be empty).
@@ -93,3 +94,32 @@ class WaitingFor:
     key: str | None
     until: float
     reason: str = ""
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
+
+
+class LimitKeyView(_Wire):
+    key: str = Field(description="The key's value (* for a limit of the whole type).")
+    running: int = Field(description="Slots held by running jobs (unexpired leases).")
+    tokens: float | None = Field(default=None, description="Starts available now (perSecond limits).")
+    paused_until: str | None = Field(
+        default=None, description="A receiver's Retry-After pause, while it lasts."
+    )
+    waiting: int = Field(description="Jobs refused by this key lately and waiting to try again.")
+
+
+class LimitView(_Wire):
+    type: str
+    concurrency: int | None = None
+    per_second: float | None = None
+    burst: int | None = None
+    key: str = Field(description="none (empty), owner, host or payload.<field>.")
+    keys: list[LimitKeyView] = Field(description="Each key in use, as it stands now.")
+
+
+class LimitsView(_Wire):
+    limits: list[LimitView]

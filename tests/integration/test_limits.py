@@ -292,3 +292,23 @@ def test_every_message_carries_its_owner_as_message_group(pipeline: Pipeline) ->
     )["Messages"]
     assert message["Attributes"]["MessageGroupId"] == "alpha-key"
     assert json.loads(message["Body"])
+
+
+def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_client(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Seen to fail with `limits_report`'s `if not caller.operator:` as `if False:` (a client read every
+    client's keys: 200, not 403)."""
+    _hold_slot(pipeline, "c9")
+    pipeline.submit("test_limited", {"customer": "c9"})
+    pipeline.run_worker()  # refused: listed as waiting
+    operator = pipeline.request("GET", "/limits", api_key_id=pipeline.env[config.ENV_OPERATOR_KEY_ID])
+    assert operator.status == 200
+    by_type = {limit["type"]: limit for limit in operator.body["limits"]}
+    assert by_type["send_email"]["perSecond"] == config.SES_PER_SECOND
+    assert (by_type["webhook_delivery"]["concurrency"], by_type["webhook_delivery"]["key"]) == (10, "host")
+    assert by_type["test_limited"]["keys"] == [
+        {"key": "c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
+    ]
+    client = pipeline.request("GET", "/limits")
+    assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
