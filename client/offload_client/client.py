@@ -130,9 +130,9 @@ class Client:
     def stats(self) -> Stats:
         return Stats.from_api(self.request("GET", "stats"))
 
-    def limits(self) -> list[Limit]:
+    def limits(self) -> tuple[Limit, ...]:
         """Each job type's flow-control limit and its keys in use (the operator's key only)."""
-        return [Limit.from_api(item) for item in self.request("GET", "limits")["limits"]]
+        return tuple(Limit.from_api(item) for item in self.request("GET", "limits")["limits"])
 
     # -- the transport ------------------------------------------------------------------------------
 
