@@ -42,8 +42,8 @@ from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
 from lambdas.models.job import Job, JobStatus
-from lambdas.models.limits import LimitKind, WaitingFor
 from lambdas.models.settings import WorkerSettings
+from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import NotClaimableError, StaleAttemptError
 from lambdas.store.jobs import Ended, JobStore

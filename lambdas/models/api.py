@@ -9,8 +9,8 @@ from pydantic.alias_generators import to_camel
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Attempt, Job, JobStatus
-from lambdas.models.limits import WaitingFor
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import WaitingFor
 
 
 class _Wire(BaseModel):

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from lambdas.models.limits import WaitingFor
+from lambdas.models.waiting import WaitingFor
 
 
 class JobStatus(StrEnum):

@@ -7,12 +7,14 @@ payload's `url`) or `payload.<field>` (a top-level payload field, e.g. a custome
 """
 
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from lambdas.models.waiting import LimitKind, WaitingFor
+
+__all__ = ["Limit", "LimitKind", "WaitingFor"]
 
 KEY_PATTERN: Final = re.compile(r"^(owner|host|payload\.[A-Za-z_][A-Za-z0-9_]{0,63})?$")
 # The one limit key value of an unkeyed limit (a DynamoDB sort key cannot be empty).
@@ -74,26 +76,6 @@ def parse_overrides(raw: Any) -> dict[str, dict[str, Any]]:
         Limit().overridden(fields)  # raises ValidationError naming the bad field
         checked[str(job_type)] = dict(fields)
     return checked
-
-
-class LimitKind(StrEnum):
-    """Why a job waits."""
-
-    CONCURRENCY = "concurrency"  # every slot of its limit is held
-    PER_SECOND = "perSecond"  # its limit's token bucket is empty
-    PAUSED = "paused"  # a receiver answered 429/503 with Retry-After: the whole key waits
-    RETRY_LATER = "retryLater"  # the job type asked to be run again later (RetryLater)
-
-
-@dataclass(frozen=True)
-class WaitingFor:
-    """What a pending job waits for: its limit (the job type's, or the job's own request), the limit's
-    key, the earliest it may run again (epoch seconds), and why in words."""
-
-    kind: LimitKind
-    key: str | None
-    until: float
-    reason: str = ""
 
 
 class _Wire(BaseModel):

@@ -18,8 +18,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 
 from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob
-from lambdas.models.limits import LimitKind, WaitingFor
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
 from lambdas.store.expressions import marshal

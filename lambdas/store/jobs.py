@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJob
-from lambdas.models.limits import WaitingFor
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import WaitingFor
 from lambdas.store import batches, codec, schema
 from lambdas.store.actions import JobActions
 from lambdas.store.children import ChildWrites, Ended

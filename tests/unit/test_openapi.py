@@ -67,6 +67,7 @@ ROUTE_ERRORS = {
     ("post", "/uploads"): {"400"},
     ("get", "/webhook-secret"): {"400"},
     ("post", "/webhook-secret/rotate"): {"400", "409"},
+    ("get", "/limits"): set(),
 }
 
 
