@@ -133,6 +133,8 @@ METRIC_SUCCEEDED: Final = "JobSucceeded"
 METRIC_RETRIED: Final = "JobRetried"
 METRIC_DEAD: Final = "JobDead"
 METRIC_DURATION: Final = "JobDuration"  # milliseconds, with a jobType dimension as well
+# A job that went back to wait (over its limit, or RetryLater): a count, with a jobType dimension as well.
+METRIC_DEFERRED: Final = "JobDeferred"
 METRIC_RECOVERED: Final = "JobRecovered"
 # One per finished recovery sweep: the stack alarms when none arrives for three scheduled periods.
 METRIC_SWEEPS: Final = "RecoverySweeps"

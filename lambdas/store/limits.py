@@ -21,6 +21,7 @@ acquire costs one write unit, failed conditions included; one key takes up to ab
 
 import math
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ class LimitStore:
         self._clock = clock
         # The bucket's last known `tat` per (limit, key): which side of now the next acquire guesses.
         self._seen_tat: dict[tuple[str, str], float] = {}
+        self._creating = threading.Lock()
+        self._created: set[tuple[str, str]] = set()
 
     def now(self) -> float:
         return self._clock()
@@ -96,7 +99,7 @@ class LimitStore:
         self, name: str, key: str, limit: Limit, job_id: str, attempt: int, lease_seconds: int
     ) -> Admitted | Refused:
         """Take a start (and a slot, if the limit has a concurrency) for this attempt of `job_id`."""
-        for _ in range(_WRITE_TRIES):
+        for tries in range(_WRITE_TRIES):
             now_ms = self.now() * 1000
             try:
                 self._fast_acquire(name, key, limit, job_id, attempt, now_ms, lease_seconds)
@@ -104,9 +107,13 @@ class LimitStore:
             except ConditionFailedError as failed:
                 seen = failed.item
             if seen is None:  # the key's first use
-                if self._create(name, key, limit, job_id, attempt, now_ms, lease_seconds):
-                    return Admitted()
-                continue  # another start made it first: try the one write again
+                with self._creating:  # this process's other threads wait for one PutItem, not race it
+                    if (name, key) in self._created and tries < _WRITE_TRIES // 2:
+                        continue  # another thread made it meanwhile (if it is gone again, a later try makes it)
+                    self._created.add((name, key))
+                    if self._create(name, key, limit, job_id, attempt, now_ms, lease_seconds):
+                        return Admitted()
+                continue  # it exists now: try the one write again
             item = {k: _deserializer.deserialize(v) for k, v in seen.items()}
             refused = _refusal(item, limit, job_id, now_ms)
             if refused is not None:
