@@ -106,15 +106,15 @@ def _one_job(store: JobStore, children: int) -> None:
         {"id": f"endpoint-{i}", "url": f"https://hooks.example.com/offload/{i:04d}"} for i in range(children)
     ]
     payload = {"eventType": "invoice.paid", "data": {"invoice": "in_1"}, "endpoints": endpoints}
-    job = store.claim(store.put_new(NewJob(str(uuid.uuid4()), "bench_io", payload, 3)).job_id, 60)
+    job = store.claim_attempt(store.put_new(NewJob(str(uuid.uuid4()), "bench_io", payload, 3)).job_id, 60).job
     if not children:
-        store.complete(job, None)
+        store.succeed(job, None)
         return
     kids = [NewJob(str(uuid.uuid4()), "bench_io", {}, 3, parent_id=job.job_id) for _ in range(children)]
     store.create_children(kids)
     store.await_children(job, children, None, 60)
     for kid in kids:
-        store.complete(store.claim(kid.job_id, 60), None)
+        store.succeed(store.claim_attempt(kid.job_id, 60).job, None)
 
 
 def simulate(rate: int, seconds: int, children: int = 0) -> Writes:

@@ -65,12 +65,6 @@ class JobTables(Construct):
             sort_key=schema.DELIVERIES_SK,
             deletion_protection=deletion_protection,
         )
-        self.deliveries.add_global_secondary_index(
-            index_name=schema.ENDPOINT_INDEX,
-            partition_key=dynamodb.Attribute(name=schema.ENDPOINT_INDEX_PK, type=_S),
-            sort_key=dynamodb.Attribute(name=schema.ENDPOINT_INDEX_SK, type=_S),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
         # One item per client, made on first use: a client added later needs no redeploy.
         self.webhook_secrets = _table(
             self, "WebhookSecretsTable", schema.WEBHOOK_SECRETS_PK, deletion_protection=deletion_protection

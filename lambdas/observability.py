@@ -1,8 +1,8 @@
 """Powertools Logger, Tracer and Metrics shared by every function (service and namespace from config).
 
 The tracer is built on the first invocation that X-Ray samples, not at import: Powertools' `Tracer`
-imports the X-Ray SDK and patches botocore, 160-190 ms that every cold start paid even where no trace
-is recorded (tracing disabled, outside Lambda, or a request the sampling rules passed over).
+imports the X-Ray SDK and patches botocore, a cost every cold start paid even where no trace is
+recorded (tracing disabled, outside Lambda, or a request the sampling rules passed over).
 """
 
 import os

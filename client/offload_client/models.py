@@ -78,6 +78,7 @@ class Job(_FromApi):
     children: dict[str, Any] | None
     downloads: list[dict[str, Any]] | None
     history: list[dict[str, Any]] | None
+    allowed_actions: list[str] | None  # "retry", "cancel": what the server allows now (None: an older one)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property

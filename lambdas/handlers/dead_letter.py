@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
-from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, Verdict
+from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, LetterVerdict
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alerts import Alerts
 from lambdas.store.factory import job_store
@@ -29,7 +29,7 @@ class AlertPendingError(Exception):
 
 @cache
 def _consumer() -> DeadLetterConsumer:
-    # The settings model, and pydantic with it (~45 ms of CPU), load with the first batch rather than
+    # The settings model, and pydantic with it, load with the first batch rather than
     # the module: the one function whose import is kept under 1.6x `import boto3` this way, because no
     # one waits on its first alert (docs/performance.md, "Cold start and first call"). Powertools'
     # batch utility is imported above, before pydantic: loaded after it, it imports its parser models.
@@ -39,20 +39,20 @@ def _consumer() -> DeadLetterConsumer:
     return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
 
 
-def _handle(record: SQSRecord) -> Verdict:
+def _handle(record: SQSRecord) -> LetterVerdict:
     letter = DeadLetter.from_record(record)
     try:
         verdict = _consumer().handle(letter)
     except Exception:
         logger.exception("dead letter not handled; it stays on the queue", messageId=letter.message_id)
         raise
-    if verdict is Verdict.ALERT_PENDING:
+    if verdict is LetterVerdict.ALERT_PENDING:
         logger.info("alert claimed by another consumer; the letter stays on the queue")
         raise AlertPendingError(letter.message_id)
-    if verdict is Verdict.FANOUT_PENDING:
+    if verdict is LetterVerdict.FANOUT_PENDING:
         logger.info("a dead delivery of a running fan-out; the letter stays until the fan-out finishes")
         raise AlertPendingError(letter.message_id)
-    if verdict in (Verdict.ALERTED, Verdict.POISON):
+    if verdict in (LetterVerdict.ALERTED, LetterVerdict.POISON):
         metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1)
     return verdict
 

@@ -21,7 +21,7 @@ _SAFETY_MARGIN_MS = 10_000
 
 @cache
 def _sweeper() -> Sweeper:
-    # The settings model, and pydantic with it (~45 ms of CPU), load with the first sweep rather than
+    # The settings model, and pydantic with it, load with the first sweep rather than
     # the module, as in the dead_letter function: nothing waits on a scheduled sweep
     # (docs/performance.md, "Cold start and first call").
     from lambdas.models import settings

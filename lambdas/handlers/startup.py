@@ -4,10 +4,9 @@ Each handler module imports this module before anything else, which turns the co
 calls `loaded()` on its last line, which moves every object alive then into the permanent generation
 (`gc.freeze`) and turns the collector back on. Loading a function creates 45,000-55,000 objects that
 live as long as the process (modules, classes, functions, validators); the collector, triggered by the
-allocation count, scanned them over and over while they loaded and found ~800 to free: 17-20 ms of a
-queue consumer's ~200 ms import, ~40-50 ms of the api's, 12-15 ms of it in `import boto3`
-(docs/performance.md, "Cold start and first call"). Frozen, they are not scanned by later collections
-either. Those ~800 garbage objects are frozen with them, never freed.
+allocation count, scanned them over and over while they loaded and found few to free (what that cost
+is measured in docs/performance.md, "Cold start and first call"). Frozen, they are not scanned by later
+collections either. The few garbage objects are frozen with them, never freed.
 """
 
 import gc

@@ -70,7 +70,7 @@ class InvalidPayloadError(JobError):
         self.details = details
 
 
-class Uploads(Protocol):
+class UploadedFiles(Protocol):
     """The stack's uploads bucket, read side. Keys are those `POST /uploads` hands out."""
 
     @property
@@ -116,7 +116,7 @@ class JobContext:
     parent_id: str | None = None
     remaining_ms: Callable[[], int]
     settings: WorkerSettings
-    uploads: Uploads
+    uploads: UploadedFiles
     results: Results
     create_children: CreateChildren
     read_parent: Callable[[], Job | None]  # None when there is no parent (any more)
@@ -125,9 +125,6 @@ class JobContext:
     signing_secrets: Callable[[], Sequence[str]]
     send_email: SendEmail
     record_delivery: Callable[[DeliveryAttempt], None]
-    # Operator bulk actions (the internal `bulk_action` type): apply one to the jobs its filter matches,
-    # resuming from the progress saved in the job; returns the result, or ContinueLater.
-    bulk_action: Callable[[Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,7 +132,7 @@ class SubmissionContext:
     """What `check_submission` may use, in the API function."""
 
     settings: ApiSettings
-    uploads: Uploads
+    uploads: UploadedFiles
 
 
 @dataclass(frozen=True)
@@ -155,6 +152,15 @@ class AwaitChildren:
 
 
 @dataclass(frozen=True)
+class ChildRef:
+    """One child of a parent job, as the parent's type names it: its id and what the API shows of it."""
+
+    job_id: str
+    endpoint_id: str
+    url: str
+
+
+@dataclass(frozen=True)
 class JobType(Generic[P]):
     name: str
     payload_model: type[P]
@@ -163,6 +169,10 @@ class JobType(Generic[P]):
     check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
     public: bool = True
+    # A type whose jobs hand their work to children (`AwaitChildren`) says which children a stored
+    # parent has, in order, from the parent alone: the lifecycle lists, retries, cancels and alerts
+    # on them through this hook, never by reading the type's payload itself.
+    children: Callable[[Job], Sequence[ChildRef]] | None = None
     # Flow control: a job over this limit waits `pending`, spending no attempt (CDK context `jobLimits`
     # overrides it per stack).
     limits: Limit | None = None

@@ -2,7 +2,7 @@
 
 A type is registered either as a `JobType` (`register`) or by the name of the module that defines it as
 `JOB_TYPE` (`register_module`); the module is imported on the first `get` of that name. A cold start so
-loads the one type its first request names, not all of them (~90 ms of the api's first call).
+loads the one type its first request names, not all of them (docs/performance.md, "Cold start and first call").
 """
 
 import importlib
@@ -18,8 +18,8 @@ _modules: dict[str, str] = {}
 _loading = Lock()
 
 
-class UnknownJobTypeError(LookupError):
-    pass
+class NotRegisteredError(LookupError):
+    """No type of that name is registered (the API's answer to it is `lifecycle.errors.UnknownJobTypeError`)."""
 
 
 def register(job_type: JobType[Any]) -> JobType[Any]:
@@ -59,8 +59,14 @@ def _load(name: str) -> JobType[Any] | None:
 
 def get(name: str) -> JobType[Any]:
     job_type = _types.get(name) or _load(name)
+    if job_type is None and name not in _modules:
+        # A process that never listed the built-in types (the dead-letter function) still finds them.
+        from lambdas.jobs.types import register_builtin_types
+
+        register_builtin_types()
+        job_type = _load(name)
     if job_type is None:
-        raise UnknownJobTypeError(name)
+        raise NotRegisteredError(name)
     return job_type
 
 

@@ -17,22 +17,41 @@ answer is `Deferred`, the ops job (`fan_out`).
 from lambdas.lifecycle import fan_out
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
 from lambdas.lifecycle.fan_out import Deferred, Tally
-from lambdas.lifecycle.reads import child_ids, find_job
+from lambdas.lifecycle.parents import child_ids
+from lambdas.lifecycle.reads import find_job
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition
 from lambdas.store.errors import JobMovedError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-__all__ = ["Deferred", "cancel_job", "retry_job"]
+__all__ = ["Deferred", "allowed_actions", "cancel_job", "retry_job"]
+
+
+def allowed_actions(job: Job) -> list[JobAction]:
+    """What a caller may do to `job` as it is now: the rule `retry_job` and `cancel_job` apply, sent in
+    the job's API view (`allowedActions`) so the console offers exactly these (the write checks again)."""
+    allowed = []
+    if _retries_children(job) or job.status is JobStatus.DEAD:
+        allowed.append(JobAction.RETRY)
+    if job.status in (JobStatus.PENDING, JobStatus.WAITING):
+        allowed.append(JobAction.CANCEL)
+    return allowed
+
+
+def _retries_children(job: Job) -> bool:
+    """A finished fan-out with dead children: a retry is of those children."""
+    return (
+        job.children is not None and job.status in (JobStatus.DONE, JobStatus.DEAD) and job.children.dead > 0
+    )
 
 
 def retry_job(store: JobStore, queue: JobQueue, caller: Caller, job_id: str) -> Job | Deferred:
     job = find_job(store, job_id, caller)
-    if job.children is not None and job.status in (JobStatus.DONE, JobStatus.DEAD) and job.children.dead:
-        return _on_children(store, queue, job, "retry", NotRetryableError, "retried")
-    if job.status is not JobStatus.DEAD:
+    if _retries_children(job):
+        return _on_children(store, queue, job, JobAction.RETRY, NotRetryableError, "retried")
+    if JobAction.RETRY not in allowed_actions(job):
         raise NotRetryableError(f"job {job_id} is {job.status.value}; only a dead job can be retried")
     if job.parent_id:
         parent = store.get(job.parent_id)
@@ -57,10 +76,10 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
     job = find_job(store, job_id, caller)
     if job.status is JobStatus.WAITING:
         if queue is not None and _large(job):
-            return Deferred(fan_out.start_ops_job(store, queue, job, "cancel"))
-        fan_out.act_on_page(store, queue, "cancel", job, child_ids(job), Tally())
+            return Deferred(fan_out.start_ops_job(store, queue, job, JobAction.CANCEL))
+        fan_out.act_on_page(store, queue, JobAction.CANCEL, job, child_ids(job), Tally())
         return _cancel_one(store, job, None)
-    if job.status is not JobStatus.PENDING:
+    if JobAction.CANCEL not in allowed_actions(job):
         raise NotCancellableError(
             f"job {job_id} is {job.status.value}; only a pending job or a waiting fan-out can be cancelled"
         )
@@ -69,7 +88,7 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
 
 
 def _on_children(
-    store: JobStore, queue: JobQueue, parent: Job, action: str, error: type[Exception], verb: str
+    store: JobStore, queue: JobQueue, parent: Job, action: JobAction, error: type[Exception], verb: str
 ) -> Job | Deferred:
     if _large(parent):
         return Deferred(fan_out.start_ops_job(store, queue, parent, action))

@@ -1,7 +1,7 @@
 """Bulk actions: an operator retries or cancels every job a filter matches, in the worker.
 
 `start_bulk` (the API, operator key only) stores a `bulk_action` job and queues it; the API answers at
-once, whatever the number of jobs. Its run (`run_bulk`, the worker's `bulk_action` capability) pages
+once, whatever the number of jobs. Its run (`run_bulk`, the lifecycle's ops job type, `ops`) pages
 through the operator's list for the filter, newest first, and applies the action to each job through
 `actions` (one conditional write per job, so a job that moved meanwhile is skipped, never acted on
 twice). After each page it saves its progress (counts and list positions) in the job's `result`,
@@ -23,26 +23,27 @@ from lambdas.jobs.base import ContinueLater
 from lambdas.lifecycle import actions
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
 from lambdas.lifecycle.fan_out import store_ops_job
+from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.lifecycle.paging import shard_positions
 from lambdas.lifecycle.reads import list_query
-from lambdas.models.api import BulkAction, BulkRequest
+from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.store.codec import millis
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-BULK_TYPE = "bulk_action"
+BULK_TYPE = OPS_TYPE
 PAGE_SIZE = 100
 # A page is up to 100 conditional writes and sends: a few seconds. Stop before the worker's timeout.
 RESERVE_MS = 15_000
 BULK_MAX_ATTEMPTS = 3
-_DEFAULT_STATUS = {"retry": JobStatus.DEAD, "cancel": JobStatus.PENDING}
+_DEFAULT_STATUS = {JobAction.RETRY: JobStatus.DEAD, JobAction.CANCEL: JobStatus.PENDING}
 _EVERYONE = Caller("", operator=True)
 
 
 def start_bulk(
-    store: JobStore, queue: JobQueue, caller: Caller, action: BulkAction, request: BulkRequest
+    store: JobStore, queue: JobQueue, caller: Caller, action: JobAction, request: BulkRequest
 ) -> Job:
     if not caller.operator:
         raise ForbiddenError("bulk actions need the operator key")
@@ -69,7 +70,7 @@ def run_bulk(
     payload: Mapping[str, Any],
 ) -> Any:
     """Apply the action page by page from the saved progress; the final counts, or ContinueLater."""
-    action, limit = str(payload["action"]), int(payload["limit"])
+    action, limit = JobAction(payload["action"]), int(payload["limit"])
     status = JobStatus(payload["status"])
     query = list_query(store, _EVERYONE, status, payload.get("type"), before=int(payload["before"]))
     saved = store.get(job_id)
@@ -96,16 +97,16 @@ def _cursor(positions: Mapping[int, Any]) -> dict[str, Any]:
     return {str(n): at for n, at in positions.items()}
 
 
-def _progress(action: str, saved: Any) -> dict[str, Any]:
+def _progress(action: JobAction, saved: Any) -> dict[str, Any]:
     fresh: dict[str, Any] = {"action": action, "matched": 0, "applied": 0, "skipped": 0, "finished": False}
     if isinstance(saved, dict) and saved.get("action") == action:
         fresh.update({k: saved[k] for k in ("matched", "applied", "skipped", "cursor") if k in saved})
     return fresh
 
 
-def _apply(store: JobStore, queue: JobQueue, action: str, job_id: str) -> bool:
+def _apply(store: JobStore, queue: JobQueue, action: JobAction, job_id: str) -> bool:
     try:
-        if action == "retry":
+        if action == JobAction.RETRY:
             actions.retry_job(store, queue, _EVERYONE, job_id)
         else:
             actions.cancel_job(store, _EVERYONE, job_id, queue)

@@ -149,7 +149,6 @@ class WorkerCapabilities:
             signing_secrets=functools.partial(self._secrets.signing, owner),
             send_email=self._send_email,
             record_delivery=record,
-            bulk_action=functools.partial(self._bulk_action, job_id, attempt, remaining_ms),
         )
 
     def _create_children(self, owner: str, first_run: bool, children: Sequence[NewJob]) -> CreatedChildren:
@@ -159,16 +158,6 @@ class WorkerCapabilities:
         )
         unsent = self._queue.send_many(created, group=owner)
         return CreatedChildren(created=len(created), unsent=len(unsent))
-
-    def _bulk_action(
-        self, job_id: str, attempt: int, remaining_ms: Callable[[], int], payload: Mapping[str, Any]
-    ) -> Any:
-        # Imported on first use: only the ops jobs need the listing and the API models.
-        from lambdas.lifecycle.bulk import run_bulk
-        from lambdas.lifecycle.fan_out import run_fan_out_action
-
-        run = run_fan_out_action if payload.get("fanOut") else run_bulk
-        return run(self._store, self._queue, job_id, attempt, remaining_ms, payload)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
         recorded.add(self._deliveries.entry(attempt))

@@ -7,7 +7,7 @@ message that names no job. Each becomes exactly one dead job (never over `done`)
 
 One alert, whatever the concurrency: before publishing, a consumer claims the alert with a conditional
 write that holds for `ALERT_LEASE_SECONDS`. A second consumer that finds the claim held keeps its
-letter on the queue (`Verdict.ALERT_PENDING`): by the time SQS delivers it again the alert is either
+letter on the queue (`LetterVerdict.ALERT_PENDING`): by the time SQS delivers it again the alert is either
 marked sent, or its claim has expired because the holder crashed before publishing, and this one
 publishes instead. An alert may so be repeated after a crash, never lost.
 
@@ -71,7 +71,7 @@ def _number(text: str | None) -> int | None:
     return int(text) if text is not None and text.isdigit() else None
 
 
-class Verdict(StrEnum):
+class LetterVerdict(StrEnum):
     ALERTED = "alerted"  # a job was declared dead and an alert went out
     POISON = "poison"  # a message naming no job; alerted with its raw body
     ALREADY_ALERTED = "already_alerted"
@@ -89,7 +89,7 @@ class DeadLetterConsumer:
         self._store = store
         self._alerts = alerts
 
-    def handle(self, letter: DeadLetter) -> Verdict:
+    def handle(self, letter: DeadLetter) -> LetterVerdict:
         reason = letter.reason or (
             "message was received too many times without being processed "
             f"(SQS redrive after {letter.receive_count} receives)"
@@ -112,7 +112,7 @@ class DeadLetterConsumer:
             if before is None:
                 return self._poison(letter, f"no job {job_id}")
             logger.info("dead letter for a job that succeeded; ignored", jobId=job_id)
-            return Verdict.SUCCEEDED_EARLIER
+            return LetterVerdict.SUCCEEDED_EARLIER
         if job.status is not JobStatus.DEAD:
             return _moved_on(job, letter)
         if before is not None and before.status is not JobStatus.DEAD:
@@ -121,33 +121,33 @@ class DeadLetterConsumer:
             )
         return self._raise(job)
 
-    def _raise(self, job: Job) -> Verdict:
+    def _raise(self, job: Job) -> LetterVerdict:
         """The alert for a dead job: its own, or its fan-out's when it is one of a fan-out's deliveries."""
         parent = self._store.get(job.parent_id) if job.parent_id else None
         if parent is not None and parent.children is not None:
             return self._raise_fanout(job, parent)
         if job.alerted:
-            return Verdict.ALREADY_ALERTED
+            return LetterVerdict.ALREADY_ALERTED
         return self._alert(job, f"offload: job {job.job_type} {job.job_id} is dead", _job_alert(job))
 
-    def _raise_fanout(self, child: Job, parent: Job) -> Verdict:
+    def _raise_fanout(self, child: Job, parent: Job) -> LetterVerdict:
         if not parent.status.finished:
-            return Verdict.FANOUT_PENDING
+            return LetterVerdict.FANOUT_PENDING
         if parent.alerted:
-            verdict = Verdict.ALREADY_ALERTED
+            verdict = LetterVerdict.ALREADY_ALERTED
         else:
             counts = parent.children
             assert counts is not None
             # SNS takes 100 characters of subject: the counts first, the type is in the message.
             subject = f"offload: {counts.dead} of {counts.total} dead in fan-out {parent.job_id}"
             verdict = self._alert(parent, subject, self._fanout_alert(parent))
-        if verdict in (Verdict.ALERTED, Verdict.ALREADY_ALERTED):
+        if verdict in (LetterVerdict.ALERTED, LetterVerdict.ALREADY_ALERTED):
             self._store.mark_alerted(child.job_id)  # its death is in its fan-out's alert
         return verdict
 
     def _fanout_alert(self, parent: Job) -> dict[str, Any]:
-        # Loaded here: `reads` brings the API's models (pydantic), which the function's import skips.
-        from lambdas.lifecycle.reads import child_ids
+        # Loaded here: the job types' contract brings pydantic, which the function's import skips.
+        from lambdas.lifecycle.parents import child_ids
 
         counts = parent.children
         assert counts is not None
@@ -172,15 +172,15 @@ class DeadLetterConsumer:
             ],
         }
 
-    def _alert(self, job: Job, subject: str, message: dict[str, Any]) -> Verdict:
+    def _alert(self, job: Job, subject: str, message: dict[str, Any]) -> LetterVerdict:
         claim = self._store.claim_alert(job, ALERT_LEASE_SECONDS)
         if claim is AlertClaim.SENT:
-            return Verdict.ALREADY_ALERTED
+            return LetterVerdict.ALREADY_ALERTED
         if claim is AlertClaim.HELD:
-            return Verdict.ALERT_PENDING
+            return LetterVerdict.ALERT_PENDING
         if claim is AlertClaim.MOVED:
             logger.info("job moved on before its alert was claimed; no alert", jobId=job.job_id)
-            return Verdict.MOVED_ON
+            return LetterVerdict.MOVED_ON
         try:
             self._alerts.publish(subject, message)
         except Exception:
@@ -188,15 +188,15 @@ class DeadLetterConsumer:
             raise
         # Marked after publishing: a crash in between repeats the alert (once its claim expires).
         self._store.mark_alerted(job.job_id)
-        return Verdict.ALERTED
+        return LetterVerdict.ALERTED
 
-    def _poison(self, letter: DeadLetter, reason: str) -> Verdict:
+    def _poison(self, letter: DeadLetter, reason: str) -> LetterVerdict:
         logger.warning("poison message", reason=reason, messageId=letter.message_id)
         self._alerts.publish(
             "offload: unprocessable message on the dead-letter queue",
             {"reason": reason, "messageId": letter.message_id, "rawBody": letter.body[:_RAW_BODY_LIMIT]},
         )
-        return Verdict.POISON
+        return LetterVerdict.POISON
 
 
 def _job_alert(job: Job) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def _job_alert(job: Job) -> dict[str, Any]:
     }
 
 
-def _moved_on(job: Job, letter: DeadLetter) -> Verdict:
+def _moved_on(job: Job, letter: DeadLetter) -> LetterVerdict:
     logger.info(
         "dead letter about a past life of its job; dropped",
         jobId=job.job_id,
@@ -218,4 +218,4 @@ def _moved_on(job: Job, letter: DeadLetter) -> Verdict:
         letterAttempt=letter.attempt_total,
         attemptTotal=job.attempt_total,
     )
-    return Verdict.MOVED_ON
+    return LetterVerdict.MOVED_ON

@@ -24,8 +24,8 @@ from typing import Any
 
 from lambdas import config
 from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle.reads import child_ids
-from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.lifecycle.parents import child_ids
+from lambdas.models.job import Job, JobAction, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis
 from lambdas.store.errors import JobMovedError, ParentMovedError
@@ -37,7 +37,7 @@ INLINE_CHILDREN = config.FAN_OUT_INLINE_CHILDREN
 PARENT_RECHECK_SECONDS = 60
 # Each round is a change someone else made to the parent between its reading and the child's write.
 PARENT_ROUNDS = 5
-TAKES = {"retry": JobStatus.DEAD, "cancel": JobStatus.PENDING}
+TAKES = {JobAction.RETRY: JobStatus.DEAD, JobAction.CANCEL: JobStatus.PENDING}
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def cancel_child(store: JobStore, parent: Job, child: Job) -> bool:
 def act_on_page(
     store: JobStore,
     queue: JobQueue | None,
-    action: str,
+    action: JobAction,
     parent: Job | None,
     ids: list[str],
     tally: Tally,
@@ -112,7 +112,7 @@ def act_on_page(
         if parent is None or child.status is not TAKES[action]:
             continue
         tally.matched += 1
-        if action == "cancel":
+        if action == JobAction.CANCEL:
             done = cancel_child(store, parent, child)
         elif queue is None:
             raise ValueError("a retry sends the children it retried: it needs the queue")
@@ -128,7 +128,7 @@ def act_on_page(
     return parent
 
 
-def start_ops_job(store: JobStore, queue: JobQueue, parent: Job, action: str) -> Job:
+def start_ops_job(store: JobStore, queue: JobQueue, parent: Job, action: JobAction) -> Job:
     """Store and queue the ops job that applies `action` to every child of `parent`."""
     total = parent.children.total if parent.children else len(child_ids(parent))
     payload = {
@@ -174,7 +174,7 @@ def run_fan_out_action(
     (cancel) the fan-out itself; the final counts, or ContinueLater."""
     from lambdas.lifecycle.bulk import PAGE_SIZE, RESERVE_MS  # bulk acts through this module
 
-    action = str(payload["action"])
+    action = JobAction(payload["action"])
     parent = store.get(str(payload["fanOut"]))
     saved = store.get(job_id)
     progress = _progress(action, saved.result if saved else None)
@@ -194,7 +194,7 @@ def run_fan_out_action(
             offset=at + PAGE_SIZE,
         )
         store.save_progress(job_id, attempt, progress)
-    if action == "cancel" and parent is not None:
+    if action == JobAction.CANCEL and parent is not None:
         cancel_parent(store, parent.job_id)
     return {**progress, "finished": True}
 
@@ -212,7 +212,7 @@ def cancel_parent(store: JobStore, parent_id: str) -> Job | None:
     return cancelled
 
 
-def _progress(action: str, saved: Any) -> dict[str, Any]:
+def _progress(action: JobAction, saved: Any) -> dict[str, Any]:
     fresh: dict[str, Any] = {
         "action": action,
         "matched": 0,

@@ -1,7 +1,5 @@
 """What a caller may read: one job, lists of jobs, a fan-out's children and its delivery log.
 
-(`operations` is the one module the API imports: it gathers these, `actions` and `bulk`.)
-
 Every function is scoped by the caller: a client sees only the jobs its key submitted (a fan-out's
 children have their parent's owner), the operator sees every job. A job the caller may not see is
 JobNotFoundError, exactly like a job that does not exist. Lists are Queries on the jobs table's
@@ -10,19 +8,18 @@ cancel) live in `actions`, bulk ones in `bulk`.
 """
 
 from lambdas import config
-from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
 from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import InvalidCursorError, JobNotFoundError
+from lambdas.lifecycle.parents import children_of
 from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryView, JobPage, JobSummary
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
-from lambdas.store import schema
-from lambdas.store.codec import NO_OWNER
+from lambdas.store import codec, schema
 from lambdas.store.deliveries import DeliveryLog, attempts_prefix
 from lambdas.store.jobs import JobStore
 from lambdas.store.listing import ListQuery
 
-__all__ = ["child_ids", "find_job", "list_children", "list_deliveries", "list_jobs", "list_query"]
+__all__ = ["find_job", "list_children", "list_deliveries", "list_jobs", "list_query"]
 
 
 def find_job(store: JobStore, job_id: str, caller: Caller) -> Job:
@@ -41,17 +38,18 @@ def list_query(
 ) -> ListQuery:
     """Which index answers this caller's list, and its key on each shard."""
     shards = range(store.shards)
-    owner = caller.owner or NO_OWNER
     if status is None:
         if caller.operator:
-            return ListQuery(schema.CREATED_INDEX, [str(n) for n in shards], job_type, before=before)
-        return ListQuery(schema.OWNER_INDEX, [f"{owner}#{n}" for n in shards], job_type, before=before)
+            keys = [codec.created_key(n) for n in shards]
+            return ListQuery(schema.CREATED_INDEX, keys, job_type, before=before)
+        keys = [codec.owner_key(caller.owner, n) for n in shards]
+        return ListQuery(schema.OWNER_INDEX, keys, job_type, before=before)
     if caller.operator or status is JobStatus.PROCESSING:
         # A claim cannot write the owner's key (it knows only the job id): filter on the projected owner.
-        keys = [f"{status.value}#{n}" for n in shards]
+        keys = [codec.status_key(status, n) for n in shards]
         only = None if caller.operator else caller.owner
         return ListQuery(schema.STATUS_TIME_INDEX, keys, job_type, owner=only, before=before)
-    keys = [f"{owner}#{status.value}#{n}" for n in shards]
+    keys = [codec.owner_status_key(caller.owner, status, n) for n in shards]
     return ListQuery(schema.OWNER_STATUS_INDEX, keys, job_type, before=before)
 
 
@@ -77,18 +75,6 @@ def list_jobs(
     return JobPage(jobs=[JobSummary.of(job) for job in jobs], next_cursor=next_cursor)
 
 
-def _endpoints(parent: Job) -> list[tuple[str, str]]:
-    """A fan-out's (endpoint id, url) pairs, in the order of its payload; none for other jobs."""
-    if parent.children is None:
-        return []
-    endpoints = parent.payload.get("endpoints") or []
-    return [(str(e["id"]), str(e["url"])) for e in endpoints if isinstance(e, dict) and "id" in e]
-
-
-def child_ids(parent: Job) -> list[str]:
-    return [delivery_id(parent.job_id, endpoint_id) for endpoint_id, _ in _endpoints(parent)]
-
-
 def list_children(
     store: JobStore,
     caller: Caller,
@@ -98,12 +84,12 @@ def list_children(
     limit: int,
     cursor: str | None,
 ) -> ChildPage:
-    """A fan-out's children in endpoint order: their ids follow from the parent's payload, so a page is
-    BatchGetItems of up to 100 children, no index. A status filter reads whole batches, at most
+    """A parent's children in its type's order: their ids follow from the parent (its type's `children`
+    hook), so a page is BatchGetItems of up to 100 children, no index. A status filter reads whole batches, at most
     `config.CHILD_PAGE_BATCHES` of them: a page that finds fewer than `limit` matches in its budget
     answers those (maybe none) and a cursor to read on."""
     parent = find_job(store, job_id, caller)
-    endpoints = _endpoints(parent)
+    endpoints = children_of(parent)
     tag = paging.query_tag("children", job_id, status)
     at = paging.offset(paging.decode(tag, cursor), len(endpoints))
     found: list[ChildSummary] = []
@@ -112,20 +98,18 @@ def list_children(
             break
         size = config.CHILD_READ_BATCH if status else min(config.CHILD_READ_BATCH, limit - len(found))
         batch = endpoints[at : at + size]
-        children = {
-            child.job_id: child for child in store.get_many([delivery_id(job_id, e) for e, _ in batch])
-        }
-        for endpoint_id, url in batch:
+        children = {child.job_id: child for child in store.get_many([ref.job_id for ref in batch])}
+        for ref in batch:
             if len(found) >= limit:
                 break
             at += 1
-            child = children.get(delivery_id(job_id, endpoint_id))
+            child = children.get(ref.job_id)
             if child is not None and (status is None or child.status is status):
                 found.append(
                     ChildSummary(
                         job_id=child.job_id,
-                        endpoint_id=endpoint_id,
-                        url=url,
+                        endpoint_id=ref.endpoint_id,
+                        url=ref.url,
                         status=child.status.value,
                         attempts=child.attempts,
                         last_error=child.last_error,
@@ -138,11 +122,12 @@ def list_children(
 def list_deliveries(
     store: JobStore, log: DeliveryLog, caller: Caller, job_id: str, *, limit: int, cursor: str | None
 ) -> DeliveryPage:
-    """The delivery log: every child's attempts for a fan-out, a delivery child's own, else nothing."""
+    """The delivery log: every child's attempts for a parent, a child's own, else nothing (only a
+    fan-out's deliveries write the log, so another job's page is empty)."""
     job = find_job(store, job_id, caller)
     if job.children is not None:
         fanout_id, only = job.job_id, None
-    elif job.job_type == DELIVERY_TYPE and job.parent_id:
+    elif job.parent_id:
         fanout_id, only = job.parent_id, job.job_id
     else:
         return DeliveryPage(deliveries=[], next_cursor=None)

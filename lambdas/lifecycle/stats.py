@@ -25,7 +25,7 @@ _FINISHED: Final = (JobStatus.DONE, JobStatus.DEAD)
 
 
 def pipeline_stats(
-    store: JobStore, gauges: JobGauges, caller: Caller, *, queue_url: str, dead_letter_queue_url: str
+    store: JobStore, gauges: JobGauges, caller: Caller, *, queue_url: str, dlq_url: str
 ) -> StatsView:
     now = store.now()
     statuses = {
@@ -36,9 +36,7 @@ def pipeline_stats(
     minutes, more = _finished_per_minute(store, gauges, caller, now)
     oldest = gauges.oldest(list_query(store, caller, JobStatus.PENDING, None))
     main = queue_depth(queue_url) if caller.operator else QueueDepth(None, None, None)
-    dead_letters = (
-        DeadLetterQueueView(visible=queue_depth(dead_letter_queue_url).visible) if caller.operator else None
-    )
+    dead_letters = DeadLetterQueueView(visible=queue_depth(dlq_url).visible) if caller.operator else None
     return StatsView(
         statuses=statuses,
         types={name: Tally(count=n, more=types.more) for name, n in sorted(Counter(types.values).items())},

@@ -19,6 +19,7 @@ from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.capabilities import submission_context
 from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
 from lambdas.models.api import SubmitJobRequest
+from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import ItemTooLargeError, JobExistsError
@@ -43,7 +44,7 @@ def _request_hash(request: SubmitJobRequest) -> str:
 def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
     try:
         job_type = registry.get(request.type)
-    except registry.UnknownJobTypeError:
+    except registry.NotRegisteredError:
         job_type = None
     if job_type is None or not job_type.public:
         known = ", ".join(t.name for t in registry.public_types())
@@ -65,13 +66,15 @@ def submit(
     request: SubmitJobRequest,
     store: JobStore,
     queue: JobQueue,
+    caller: Caller,
     idempotency_key: str | None = None,
-    caller: str = "",
 ) -> Submitted:
+    """Store the caller's job and send its message; an Idempotency-Key is the caller's own (another
+    caller's same key makes another job)."""
     payload = _validated_payload(request)
     request_hash = None
     if idempotency_key:
-        job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller}\n{idempotency_key}"))
+        job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller.owner}\n{idempotency_key}"))
         request_hash = _request_hash(request)
     else:
         job_id = str(uuid.uuid4())
@@ -82,7 +85,7 @@ def submit(
         max_attempts=request.max_attempts,
         delay_seconds=request.delay_seconds,
         request_hash=request_hash,
-        owner=caller,
+        owner=caller.owner,
     )
     try:
         job = store.put_new(new)

@@ -41,6 +41,7 @@ from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
+from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -90,7 +91,8 @@ class MessageResult:
     duration_ms: float | None = None
 
     @property
-    def failed(self) -> bool:
+    def kept(self) -> bool:
+        """The message stays on the queue (reported in `batchItemFailures`), to be received again."""
         return self.outcome in _KEEP_MESSAGE
 
 
@@ -111,6 +113,8 @@ class Worker:
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
         self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
+        # The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
+        self._ops = ops_job_type(store, queue)
 
     def process_batch(
         self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
@@ -157,9 +161,9 @@ class Worker:
 
     def _run(self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int]) -> MessageResult:
         try:
-            job_type = registry.get(job.job_type)
+            job_type: JobType[Any] = self._ops if job.job_type == OPS_TYPE else registry.get(job.job_type)
             payload = job_type.payload_model.model_validate(job.payload)
-        except registry.UnknownJobTypeError:
+        except registry.NotRegisteredError:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")

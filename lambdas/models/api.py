@@ -1,21 +1,22 @@
 """The HTTP API's request and response bodies (camelCase on the wire)."""
 
 import dataclasses
-from typing import Any, Literal, Self
+from collections.abc import Sequence
+from typing import Any, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
-from lambdas.models.job import Attempt, Job, JobStatus
+from lambdas.models.job import Attempt, Job, JobAction, JobStatus
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
 
 
 class _Wire(BaseModel):
     # defer_build: most of these serve routes an api instance may never be asked (lists, stats, bulk),
-    # so each validator is built on its first use rather than with the module (~6 ms of the import).
+    # so each validator is built on its first use rather than with the module.
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
     )
@@ -137,12 +138,23 @@ class JobView(_Wire):
     history: list[HistoryEntry] = Field(
         default_factory=list, description="The last 10 attempts, oldest first."
     )
+    allowed_actions: list[JobAction] = Field(
+        description=(
+            "What the caller may do to the job as it is now: `retry` (a dead job, or a finished fan-out"
+            " with dead children) and `cancel` (a pending job or a waiting fan-out). The action itself"
+            " checks again, so a job that moved meanwhile answers 409."
+        ),
+        examples=[["retry"], ["cancel"], []],
+    )
 
     @classmethod
-    def of(cls, job: Job, downloads: list[DownloadView] | None = None) -> Self:
+    def of(
+        cls, job: Job, allowed_actions: Sequence[JobAction], downloads: list[DownloadView] | None = None
+    ) -> Self:
         counts = job.children
         return cls(
             **summary_fields(job),
+            allowed_actions=list(allowed_actions),
             payload=job.payload,
             result=job.result,
             history=history_of(job),
@@ -251,9 +263,6 @@ class BulkRequest(_Wire):
         default=None, description="Only jobs that entered the status before this time."
     )
     limit: int = Field(default=1000, ge=1, le=10_000, description="At most this many jobs are matched.")
-
-
-BulkAction = Literal["retry", "cancel"]
 
 
 class ErrorDetail(_Wire):

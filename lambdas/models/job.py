@@ -21,6 +21,13 @@ class JobStatus(StrEnum):
         return self in (JobStatus.DONE, JobStatus.DEAD, JobStatus.CANCELLED)
 
 
+class JobAction(StrEnum):
+    """What a caller may do to a job (`POST /jobs/{jobId}/<action>`, and in bulk `POST /jobs/<action>`)."""
+
+    RETRY = "retry"
+    CANCEL = "cancel"
+
+
 class AttemptOutcome(StrEnum):
     DONE = "done"  # the job succeeded, or handed its work to children
     RETRY = "retry"

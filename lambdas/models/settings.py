@@ -90,7 +90,7 @@ class ApiSettings(
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
     # The key id API Gateway reports for the operator key (never its value): that caller sees every job.
     operator_key_id: str = Field(alias=config.ENV_OPERATOR_KEY_ID, min_length=1)
-    dead_letter_queue_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
+    dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
 
 
 class WorkerSettings(

@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -9,8 +10,12 @@ from pydantic.alias_generators import to_camel
 from lambdas import config
 
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
-# The only keys a job may name: what `POST /uploads` hands out, `uploads/<uuid4>/<safe file name>`.
-UPLOAD_KEY_PATTERN = "^" + re.escape(config.UPLOADS_PREFIX) + _UUID4 + r"/[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$"
+MAX_FILENAME_CHARS: Final = 100
+# The only keys a job may name: what `POST /uploads` hands out, `uploads/<uuid4>/<safe file name>`, the
+# name not starting with a dot and never holding two in a row (no lookahead: pydantic's regex engine has
+# none, so the name's length is bounded by `UPLOAD_KEY_MAX_CHARS`).
+UPLOAD_KEY_PATTERN = "^" + re.escape(config.UPLOADS_PREFIX) + _UUID4 + r"/(?:[A-Za-z0-9_-]\.?)+$"
+UPLOAD_KEY_MAX_CHARS: Final = len(config.UPLOADS_PREFIX) + 36 + 1 + MAX_FILENAME_CHARS
 
 
 class UploadNotFoundError(LookupError):

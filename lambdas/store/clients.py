@@ -17,7 +17,7 @@ _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeou
 _SERVICE_CONFIG = {"s3": Config(signature_version="s3v4")}
 _clients: dict[str, Any] = {}
 # One session for all of them: each botocore session loads its own endpoint rules and service index
-# (~20 ms of a first invocation per client created from a fresh session).
+# (time a first invocation pays again for each client created from a fresh session).
 _session: list[boto3.session.Session] = []
 _lock = threading.Lock()
 

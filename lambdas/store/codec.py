@@ -1,4 +1,5 @@
-"""The jobs table's item shape: a Job to and from its DynamoDB item, one place that knows attribute names.
+"""The jobs table's item shape: a Job to and from its DynamoDB item, the one place that knows its
+attribute names and the formats of its index keys (`status_key`, `owner_key`, ...).
 
 Payloads and results are stored as compact JSON in UTF-8 (no `\\u` escapes, which would triple the
 size of non-ASCII text). Times are ISO 8601 UTC (`...Z`); `dueAt` and `statusAt` are epoch
@@ -223,6 +224,26 @@ class State:
     remove: tuple[str, ...]
 
 
+def status_key(status: JobStatus, shard: int) -> str:
+    """The `byStatus` and `byStatusTime` indexes' key: a status on one shard."""
+    return f"{status.value}#{shard}"
+
+
+def owner_status_key(owner: str, status: JobStatus, shard: int) -> str:
+    """The `byOwnerStatus` index's key: one owner's jobs in a status, on one shard."""
+    return f"{owner or NO_OWNER}#{status_key(status, shard)}"
+
+
+def owner_key(owner: str, shard: int) -> str:
+    """The `byOwner` index's key: one owner's jobs, on one shard."""
+    return f"{owner or NO_OWNER}#{shard}"
+
+
+def created_key(shard: int) -> str:
+    """The `byCreated` index's key: everyone's jobs, on one shard."""
+    return str(shard)
+
+
 @dataclass(frozen=True)
 class JobItems:
     """Builds the attributes a job's writes carry: its state, index keys and clock fields."""
@@ -234,7 +255,7 @@ class JobItems:
         return zlib.crc32(job_id.encode()) % self.shards
 
     def shard(self, job_id: str, status: JobStatus) -> str:
-        return f"{status.value}#{self.shard_of(job_id)}"
+        return status_key(status, self.shard_of(job_id))
 
     def state(self, job_id: str, owner: str, status: JobStatus, due_at: float, now: float) -> State:
         """Entering `status`. A live state keeps `dueAt` (the sweeper's index) and no TTL; a finished
@@ -250,7 +271,7 @@ class JobItems:
         if status is JobStatus.PROCESSING:
             remove.append(schema.OWNER_STATUS_SHARD)
         else:
-            assign[schema.OWNER_STATUS_SHARD] = f"{owner or NO_OWNER}#{self.shard(job_id, status)}"
+            assign[schema.OWNER_STATUS_SHARD] = owner_status_key(owner, status, self.shard_of(job_id))
         if status.finished:
             assign[schema.TTL_ATTRIBUTE] = int(now) + self.ttl_seconds
             remove.append(schema.DUE_AT)
@@ -271,8 +292,8 @@ class JobItems:
             "maxAttempts": new.max_attempts,
             schema.CREATED_AT: iso_time(now),
             "owner": new.owner,
-            schema.OWNER_SHARD: f"{new.owner or NO_OWNER}#{shard}",
-            schema.CREATED_SHARD: str(shard),
+            schema.OWNER_SHARD: owner_key(new.owner, shard),
+            schema.CREATED_SHARD: created_key(shard),
             **self.state(new.job_id, new.owner, JobStatus.PENDING, now + new.delay_seconds, now).assign,
         }
         if new.parent_id:

@@ -1,7 +1,7 @@
 """The webhook delivery log: one DynamoDB item per delivery attempt.
 
-Items live under their fan-out (`fanoutId`), sorted by `<deliveryId>#<attempt>`, and the `byEndpoint`
-index lists an endpoint's attempts by time, across fan-outs. Re-recording the same attempt (a worker
+Items live under their fan-out (`fanoutId`), sorted by `<deliveryId>#<attempt>`: the API reads a
+fan-out's log, or one delivery's, and nothing reads across fan-outs. Re-recording the same attempt (a worker
 that crashed after writing it) overwrites the item instead of adding a second one. The worker commits
 an attempt's line with the attempt's outcome (`entry`, one transaction); `record` writes it alone. Items expire
 (`expiresAt`, DynamoDB TTL) after the same retention as finished jobs.
@@ -46,8 +46,8 @@ class DeliveryLog:
             schema.DELIVERIES_PK: attempt.fanout_id,
             schema.DELIVERIES_SK: attempt_key(attempt.delivery_id, attempt.attempt),
             "deliveryId": attempt.delivery_id,
-            schema.ENDPOINT_INDEX_PK: attempt.endpoint_id,
-            schema.ENDPOINT_INDEX_SK: attempt.attempted_at,
+            "endpointId": attempt.endpoint_id,
+            "attemptedAt": attempt.attempted_at,
             "eventType": attempt.event_type,
             "attempt": attempt.attempt,
             "outcome": attempt.outcome.value,
@@ -104,21 +104,6 @@ class DeliveryLog:
         following = str(items[-1][schema.DELIVERIES_SK]) if items and last else None
         return [_from_item(item) for item in items], following
 
-    def for_endpoint(self, endpoint_id: str, limit: int = 100) -> list[DeliveryAttempt]:
-        """An endpoint's most recent attempts, newest first."""
-        found: list[DeliveryAttempt] = []
-        for attempt in self._query(
-            IndexName=schema.ENDPOINT_INDEX,
-            KeyConditionExpression="#pk = :pk",
-            ExpressionAttributeNames={"#pk": schema.ENDPOINT_INDEX_PK},
-            ExpressionAttributeValues={":pk": {"S": endpoint_id}},
-            ScanIndexForward=False,
-        ):
-            found.append(attempt)
-            if len(found) >= limit:
-                break
-        return found
-
     def _query(self, **params: Any) -> Iterator[DeliveryAttempt]:
         paginator = client("dynamodb").get_paginator("query")
         for page in paginator.paginate(TableName=self._table, **params):
@@ -145,10 +130,10 @@ def _from_item(item: dict[str, Any]) -> DeliveryAttempt:
     return DeliveryAttempt(
         fanout_id=item[schema.DELIVERIES_PK],
         delivery_id=item["deliveryId"],
-        endpoint_id=item[schema.ENDPOINT_INDEX_PK],
+        endpoint_id=item["endpointId"],
         event_type=item["eventType"],
         attempt=int(item["attempt"]),
-        attempted_at=item[schema.ENDPOINT_INDEX_SK],
+        attempted_at=item["attemptedAt"],
         outcome=DeliveryOutcome(item["outcome"]),
         latency_ms=int(item["latencyMs"]),
         http_status=None if status is None else int(status),

@@ -65,7 +65,7 @@ class JobStore(JobListing, JobActions, ChildWrites):
         read back in one BatchGetItem."""
         for shard in range(self._shards):
             condition = f"{schema.STATUS_INDEX_PK} = :k"
-            values: dict[str, Any] = {":k": {"S": f"{status.value}#{shard}"}}
+            values: dict[str, Any] = {":k": {"S": codec.status_key(status, shard)}}
             if due_before is not None:
                 condition += f" AND {schema.STATUS_INDEX_SK} < :due"
                 values[":due"] = {"N": str(millis(due_before))}
@@ -98,12 +98,9 @@ class JobStore(JobListing, JobActions, ChildWrites):
             raise JobExistsError(existing) from None
         return codec.to_job(item)
 
-    def claim(self, job_id: str, lease_seconds: int) -> Job:
-        """Take the job for one attempt: pending, or processing with an expired lease (a crashed worker)."""
-        return self.claim_attempt(job_id, lease_seconds).job
-
     def claim_attempt(self, job_id: str, lease_seconds: int) -> Claim:
-        """`claim`, also saying which state the job was taken from."""
+        """Take the job for one attempt: pending, or processing with an expired lease (a crashed worker);
+        the job as claimed and the state it was taken from."""
         now = self.now()
         state = self._items.state(job_id, "", JobStatus.PROCESSING, now + lease_seconds, now)
         update = Update(
@@ -160,12 +157,6 @@ class JobStore(JobListing, JobActions, ChildWrites):
             values={":processing": "processing", ":attempt": job.attempts},
         )
 
-    def complete(self, job: Job, result: Any) -> Job:
-        return self._as_written(job, self.succeed(job, result))
-
-    def fail(self, job: Job, error: str) -> Job:
-        return self._as_written(job, self.die(job, error))
-
     def succeed(self, job: Job, result: Any, puts: Sequence[Put] = ()) -> Ended:
         """The running attempt ends the job `done` (with `puts` in the same transaction)."""
         extra = {"result": codec.compact_json(result)}
@@ -178,7 +169,8 @@ class JobStore(JobListing, JobActions, ChildWrites):
         update = self._attempt_update(job, JobStatus.DEAD, self.now(), AttemptOutcome.DEAD, extra, error)
         return self._end(job.job_id, job.parent_id, update, JobStatus.DEAD, puts)
 
-    def _as_written(self, job: Job, ended: Ended) -> Job:
+    def as_written(self, job: Job, ended: Ended) -> Job:
+        """The job a terminal write left: as the write returned it, else read back."""
         return ended.job or self._require(job.job_id)
 
     def retry(self, job: Job, error: str, delay_seconds: int, puts: Sequence[Put] = ()) -> Job | None:
@@ -316,7 +308,7 @@ class JobStore(JobListing, JobActions, ChildWrites):
                 values={":seen": job.status.value, ":attempts": job.attempts},
             )
             try:
-                return self._as_written(job, self._end(job_id, job.parent_id, update, JobStatus.DEAD))
+                return self.as_written(job, self._end(job_id, job.parent_id, update, JobStatus.DEAD))
             except StaleAttemptError:
                 continue  # it moved under us (claimed again, finished): decide again from its new state
 

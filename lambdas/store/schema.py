@@ -51,9 +51,6 @@ JOB_INDEXES: Final = (STATUS_INDEX, STATUS_TIME_INDEX, OWNER_STATUS_INDEX, OWNER
 # Webhook delivery log: one item per delivery attempt.
 DELIVERIES_PK: Final = "fanoutId"
 DELIVERIES_SK: Final = "attemptKey"  # "<deliveryId>#<attempt, zero padded>"
-ENDPOINT_INDEX: Final = "byEndpoint"
-ENDPOINT_INDEX_PK: Final = "endpointId"
-ENDPOINT_INDEX_SK: Final = "attemptedAt"
 
 # Webhook signing secrets: one item per client (its API key id), created on first use.
 WEBHOOK_SECRETS_PK: Final = "client"

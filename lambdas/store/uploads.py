@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from lambdas import config
 from lambdas.models.timestamps import iso_time
 from lambdas.models.uploads import (
-    UPLOAD_KEY_PATTERN,
+    MAX_FILENAME_CHARS,
     StoredObject,
     UploadAccessDeniedError,
     UploadNotFoundError,
@@ -28,9 +28,8 @@ from lambdas.models.uploads import (
 )
 from lambdas.store.clients import client
 
-MAX_FILENAME_CHARS = 100
-_UPLOAD_KEY = re.compile(UPLOAD_KEY_PATTERN)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
 _CHUNK_BYTES = 256 * 1024
 _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 _DENIED = frozenset({"403", "AccessDenied", "Forbidden"})
@@ -45,9 +44,10 @@ class UploadTicket:
 
 
 def safe_filename(name: str) -> str:
-    """A file name that is safe as the last part of a key: no paths, no leading dots, ASCII only."""
+    """A file name that is safe as the last part of a key: no paths, no leading or doubled dots, ASCII
+    only (the shape `UPLOAD_KEY_PATTERN` accepts)."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    cleaned = _UNSAFE.sub("_", base).lstrip(".")
+    cleaned = _DOTS.sub(".", _UNSAFE.sub("_", base)).lstrip(".")
     if not cleaned.strip("._"):
         cleaned = "file"
     if len(cleaned) > MAX_FILENAME_CHARS:
@@ -59,10 +59,6 @@ def safe_filename(name: str) -> str:
 
 def new_upload_key(filename: str) -> str:
     return f"{config.UPLOADS_PREFIX}{uuid.uuid4()}/{safe_filename(filename)}"
-
-
-def is_upload_key(key: str) -> bool:
-    return bool(_UPLOAD_KEY.match(key)) and ".." not in key
 
 
 def result_key(job_id: str, name: str) -> str:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -208,6 +209,38 @@ def test_a_delayed_job_is_cancelled_after_a_confirmation(console: Console, clien
     expect(page.locator(".summary .status")).to_have_text("cancelled")
     expect(page.get_by_role("button", name="Cancel job")).to_have_count(0)
     assert client.job(job_id)["status"] == "cancelled"
+
+
+def test_the_job_page_offers_the_actions_the_api_allows_and_no_others(
+    console: Console, client: Client
+) -> None:
+    """The console follows `allowedActions`, not a rule of its own: the same pending job offers Retry
+    when the answer says so, and nothing when the answer allows nothing. Seen to fail with
+    `allowedActions(job)` in actions.js deciding from `job.status` again (its old rule)."""
+    job_id = client.submit("test_echo", {}, delaySeconds=600)
+    page = console.page
+    real = client.job(job_id)
+    assert real["allowedActions"] == ["cancel"]
+    console.sign_in(client.runtime.api_key)
+    offered = {"now": ["retry"]}
+
+    def answer_with_the_offer(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        body["allowedActions"] = offered["now"]
+        route.fulfill(response=response, json=body)
+
+    page.route(f"**/jobs/{job_id}", answer_with_the_offer)
+    console.open(f"#/jobs/{job_id}")
+    expect(page.locator(".summary .status")).to_have_text("pending")
+    expect(page.get_by_role("button", name="Retry")).to_have_count(1)
+    expect(page.get_by_role("button", name="Cancel job")).to_have_count(0)
+
+    offered["now"] = []
+    page.reload()
+    expect(page.locator(".summary .status")).to_have_text("pending")
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    expect(page.get_by_role("button", name="Cancel job")).to_have_count(0)
 
 
 def test_markup_in_a_job_is_shown_as_text_and_runs_nothing(console: Console, client: Client) -> None:

@@ -10,12 +10,19 @@ import pytest
 from botocore.exceptions import ClientError
 
 from lambdas import config
-from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, Verdict
-from lambdas.models.job import AlertClaim, Job
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, LetterVerdict
+from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
+from lambdas.models.job import AlertClaim, Job, JobStatus
+from lambdas.models.timestamps import iso_time
+from lambdas.store import codec, schema
 from lambdas.store.alerts import Alerts
+from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
+from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
-from tests.support.stores import store_from_env
+from tests.support.stores import Clock, store_from_env
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -128,9 +135,9 @@ def test_concurrent_letters_for_one_dead_job_raise_one_alert(
 
     # then one alert; the other letter stays on the queue and, when it returns, finds the alert sent
     assert len(pipeline.alerts()) == 1
-    assert sorted(verdicts) == [Verdict.ALERT_PENDING, Verdict.ALERTED]
+    assert sorted(verdicts) == [LetterVerdict.ALERT_PENDING, LetterVerdict.ALERTED]
     later = consumer_for(pipeline, store_from_env(pipeline.env))
-    assert later.handle(letter(job_id, "m-2")) is Verdict.ALREADY_ALERTED
+    assert later.handle(letter(job_id, "m-2")) is LetterVerdict.ALREADY_ALERTED
     assert pipeline.alerts() == []
 
 
@@ -143,14 +150,14 @@ def test_a_crash_between_claim_and_publish_repeats_the_alert_after_the_lease(pip
     consumer = consumer_for(pipeline, store)
 
     # when a letter arrives while the claim holds, it waits; after the lease, it raises the alert
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERT_PENDING
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALERT_PENDING
     assert pipeline.alerts() == []
     now[0] += ALERT_LEASE_SECONDS + 1
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALERTED
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALERTED
 
     # then exactly one alert went out, and the job says so
     assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
-    assert consumer.handle(letter(job_id, "m-1")) is Verdict.ALREADY_ALERTED
+    assert consumer.handle(letter(job_id, "m-1")) is LetterVerdict.ALREADY_ALERTED
 
 
 def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: Pipeline) -> None:
@@ -163,3 +170,129 @@ def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: 
 
     assert response["batchItemFailures"] == [{"itemIdentifier": letters[0]["messageId"]}]
     assert pipeline.alerts() == []
+
+
+# A dead job's alert says everything an operator needs without opening the job.
+#
+# Found by `make mutate` (a mutant of `DeadLetterConsumer._alert` no test failed on). The test was first
+# run against the one-line break its docstring names, seen to fail, then restored.
+
+
+def test_a_dead_jobs_alert_carries_its_id_type_attempts_budget_error_and_parent(pipeline: Pipeline) -> None:
+    """Broken line: `_alert`'s `"maxAttempts": job.max_attempts` as `"maxattempts": ...`."""
+    response = pipeline.request(
+        "POST", "/jobs", {"type": "test_always_fail", "payload": {"value": "x"}, "maxAttempts": 1}
+    )
+    job_id = response.body["jobId"]
+
+    pipeline.drain()
+
+    (alert,) = pipeline.alerts()
+    job = pipeline.job(job_id)
+    assert alert == {
+        "subject": f"offload: job test_always_fail {job_id} is dead",
+        "jobId": job_id,
+        "jobType": "test_always_fail",
+        "attempts": 1,
+        "maxAttempts": 1,
+        "lastError": job["lastError"],
+        "parentId": None,
+    }
+    assert job["lastError"]
+
+
+# A dead job's message forwarded to the dead-letter queue again says which job and why.
+#
+# Found by `make mutate` (mutants of `Worker._not_claimed` no test failed on). The test was first run
+# against the one-line break its docstring names, seen to fail, then restored.
+
+
+def test_a_dead_unalerted_job_is_forwarded_with_its_id_and_a_reason_even_without_an_error(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken lines: `_not_claimed`'s attributes `"jobId"` as `"jobid"`, and `or "dead"` as `or "XXdeadXX"`."""
+    job_id = pipeline.submit("test_echo", {"value": "x"})
+    (record,) = pipeline.receive(pipeline.queue_url)
+    # given the job died with an empty error and its alert was never raised (no forward happened)
+    store.fail(store.claim(job_id, 60), "")
+
+    # when its message is delivered
+    assert pipeline.run_worker([record]) == {"batchItemFailures": []}
+
+    # then the dead-letter queue holds it, saying which job and why
+    (letter,) = pipeline.receive(pipeline.dlq_url)
+    attributes = {name: value["stringValue"] for name, value in letter["messageAttributes"].items()}
+    assert attributes == {
+        "jobId": job_id,
+        "reason": "dead",
+        "sourceMessageId": record["messageId"],
+        "attempt": "1",
+        "attemptTotal": "1",  # the death the letter is about: the consumer fences on it
+    }
+    assert pipeline.job(job_id)["status"] == JobStatus.DEAD.value
+
+
+# Going dead: a late attempt's failure (permanent or not) does not touch the job a newer attempt runs,
+# and a job the dead-letter path ends leaves the sweeper's index. Found by `make mutate` (mutants of
+# `Worker._dead`, `Worker._retry` and `JobStore.mark_dead` no test failed on); each test was first run
+# against the one-line break its docstring names, seen to fail, then restored.
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (PermanentJobError("input refused, but too late"), DeliveryOutcome.FAILED),
+        (RetryableJobError("endpoint answered 503, too late"), DeliveryOutcome.RETRY),
+    ],
+    ids=["permanent", "retryable"],
+)
+def test_a_failure_after_the_lease_was_lost_leaves_the_newer_attempt_alone_and_logs_its_delivery(
+    pipeline: Pipeline, store: JobStore, clock: Clock, error: Exception, outcome: DeliveryOutcome
+) -> None:
+    """The late attempt's outcome is refused (a newer attempt owns the job); the delivery it recorded
+    happened all the same, and its log line is written on its own.
+
+    Broken lines, each alone: `_dead`'s `self._stale(message, job, recorded)` as `self._stale(job)`, or
+    with `None` for `recorded`; `_retry`'s with `None` for `recorded`."""
+    lease = int(pipeline.env[config.ENV_LEASE_SECONDS])
+
+    def too_late(payload: EchoPayload, context: JobContext) -> None:
+        attempted_at = iso_time(clock())
+        context.record_delivery(
+            DeliveryAttempt(
+                "fan", context.job_id, "ep-1", "invoice.paid", context.attempt, attempted_at, outcome, 1
+            )
+        )
+        clock.advance(lease + 1)  # the lease runs out mid-run and the next attempt takes the job
+        store.claim(context.job_id, lease)
+        raise error
+
+    registry.register(JobType("test_too_late", EchoPayload, too_late))
+    job_id = pipeline.submit("test_too_late", {})
+
+    assert pipeline.run_worker() == {"batchItemFailures": []}  # the late attempt's message is dropped
+
+    job = store.get(job_id)
+    assert job is not None
+    assert (job.status, job.attempts) == (JobStatus.PROCESSING, 2)
+    assert pipeline.visible(pipeline.dlq_url) == 0
+    [line] = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE]).for_fanout("fan")
+    assert (line.delivery_id, line.attempt, line.outcome) == (job_id, 1, outcome)
+
+
+def test_a_job_the_dead_letter_path_ends_leaves_the_sweepers_index(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken line: `mark_dead`'s `remove=state.remove` dropped (the dead job keeps its `dueAt`)."""
+    job_id = pipeline.submit("test_echo", {})
+
+    dead = store.mark_dead(job_id, "redriven: the worker never finished it")
+
+    assert dead is not None
+    assert dead.status is JobStatus.DEAD
+    item = boto3.client("dynamodb").get_item(
+        TableName=pipeline.table, Key=codec.key(job_id), ConsistentRead=True
+    )
+    assert schema.DUE_AT not in item["Item"]
+    assert schema.TTL_ATTRIBUTE in item["Item"]
+    assert [j.job_id for j in store.by_status(JobStatus.DEAD)] == []

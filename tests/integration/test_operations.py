@@ -5,6 +5,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 
 from lambdas import config
@@ -16,16 +17,20 @@ from lambdas.lifecycle.errors import (
     NotCancellableError,
     NotRetryableError,
 )
+from lambdas.lifecycle.uploads import download_links
 from lambdas.models.api import JobView
 from lambdas.models.caller import Caller
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
-from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.models.job import Job, JobAction, JobStatus, NewJob
+from lambdas.models.timestamps import iso_time
+from lambdas.store import codec
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.errors import NotClaimableError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
+from lambdas.store.uploads import result_key
 from tests.support.pipeline import Pipeline
-from tests.support.stores import Clock
+from tests.support.stores import Clock, store_from_env
 
 ALICE, BOB = Caller("key-alice"), Caller("key-bob")
 OPERATOR = Caller("key-operator", operator=True)
@@ -144,7 +149,7 @@ def test_retry_keeps_history_and_gives_a_fresh_budget(pipeline: Pipeline, store:
 
     assert (retried.status, retried.attempts) == (JobStatus.PENDING, 0)
     assert (again.attempts, again.attempt_total) == (1, 3)
-    view = JobView.of(again).model_dump(by_alias=True)
+    view = JobView.of(again, actions.allowed_actions(again)).model_dump(by_alias=True)
     assert [(h["attempt"], h["outcome"]) for h in view["history"]] == [(1, "retry"), (2, "dead"), (3, None)]
     assert view["history"][1]["error"] == "second"
 
@@ -263,7 +268,12 @@ def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
     assert cancelled.status is JobStatus.CANCELLED
     assert cancelled.children is not None
     assert (cancelled.children.done, cancelled.children.cancelled) == (1, 2)
-    assert JobView.of(cancelled).model_dump(by_alias=True)["children"]["cancelled"] == 2
+    assert (
+        JobView.of(cancelled, actions.allowed_actions(cancelled)).model_dump(by_alias=True)["children"][
+            "cancelled"
+        ]
+        == 2
+    )
     with pytest.raises(NotCancellableError):
         actions.cancel_job(store, ALICE, "fan")
 
@@ -338,3 +348,247 @@ def test_the_dead_letter_path_leaves_a_cancelled_job_cancelled(pipeline: Pipelin
     final = store.get("j")
     assert final is not None
     assert final.status is JobStatus.CANCELLED
+
+
+# A caller's retry racing another change: the 409 names what moved, and a moved child does not stop
+# the others. Found by `make mutate` (mutants of `lambdas/lifecycle/actions.py` no test failed on).
+#
+# Each test was first run against the one-line break its docstring names, seen to fail, then restored.
+
+
+def _meanwhile(
+    store: JobStore, monkeypatch: pytest.MonkeyPatch, call: int, change: Callable[[Job], None]
+) -> None:
+    """The `call`-th `store.reopen` first lets `change(job)` happen: another caller's write in between."""
+    real = store.reopen
+    calls = []
+
+    def reopen(job: Job, parent: Job | None, recheck_seconds: int) -> Job:
+        calls.append(job.job_id)
+        if len(calls) == call:
+            change(job)
+        return real(job, parent, recheck_seconds)
+
+    monkeypatch.setattr(store, "reopen", reopen)
+
+
+def _finished_fan_out(store: JobStore, children_count: int) -> list[str]:
+    _, children = _fan_out(store, children_count)
+    for child in children:
+        store.fail(store.claim(child, 60), "gone")
+    assert _read_back(store, "fan").status is JobStatus.DONE  # the last child's write finished it
+    return children
+
+
+def test_a_fan_out_whose_parent_moved_before_its_retry_retries_on_the_parent_as_it_is_now(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18, item 3. Broken line: `fan_out.retry_child`'s `except ParentMovedError:` re-reading the
+    parent, made `return False, current` (the old stale snapshot: a 409, our child left dead)."""
+    children = _finished_fan_out(store, 2)
+    # another caller retries the other child first: the parent is `waiting` again when ours writes
+    other = children[1]
+    _meanwhile(
+        store,
+        monkeypatch,
+        1,
+        lambda job: JobStore.reopen(store, _read_back(store, other), store.get("fan"), 60),
+    )
+
+    _assert_all_retried(store, actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children)
+
+
+def test_a_child_that_moved_meanwhile_is_left_and_the_others_are_retried(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken line: `fan_out.act_on_page`'s `continue` after a moved child as `break`."""
+    children = _finished_fan_out(store, 3)
+    # the second child is retried by another caller just before ours reaches it
+    _meanwhile(store, monkeypatch, 2, lambda job: JobStore.reopen(store, job, store.get("fan"), 60))
+
+    _assert_all_retried(store, actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children)
+
+
+def _assert_all_retried(store: JobStore, retried: Job | actions.Deferred, children: list[str]) -> None:
+    assert isinstance(retried, Job)
+    assert retried.status is JobStatus.WAITING
+    assert [_read_back(store, child).status for child in children] == [JobStatus.PENDING] * len(children)
+    assert retried.children is not None
+    assert retried.children.dead == 0
+
+
+def test_a_job_deleted_before_its_retry_is_a_409_that_says_it_is_gone(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken line: `_moved`'s `now.status.value if now else "gone"` as `if now or True` (a 500)."""
+    _dead(store, "j")
+
+    def delete(job: Job) -> None:
+        boto3.client("dynamodb").delete_item(TableName=pipeline.table, Key=codec.key(job.job_id))
+
+    _meanwhile(store, monkeypatch, 1, delete)
+
+    with pytest.raises(NotRetryableError, match="job j changed while it was being retried; it is gone now"):
+        actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "j")
+
+
+def _read_back(store: JobStore, job_id: str) -> Job:
+    job = store.get(job_id)
+    assert job is not None
+    return job
+
+
+# What a caller reads: a fan-out's children page says why each failed child failed and pages through
+# every child, a delivery log's cursor serves only the log it came from, a finished job's download links
+# say when they expire (and a result that is not an object has none), lists filtered by type (and owner)
+# find every match.
+#
+# Found by `make mutate` (mutants of `reads`, `uploads.download_links` and `JobListing._query` no test
+# failed on). Each test was first run against the one-line break its docstring names, seen to fail,
+# then restored.
+
+
+def test_a_failed_child_is_listed_with_its_last_error(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: `list_children`'s `last_error=child.last_error` as `last_error=None`."""
+    _, children = _fan_out(store, 2)
+    store.fail(store.claim(children[0], 60), "connection refused")
+
+    page = operations.list_children(store, ALICE, "fan", status=None, limit=10, cursor=None)
+
+    assert [(c.job_id, c.status, c.last_error) for c in page.children] == [
+        (children[0], "dead", "connection refused"),
+        (children[1], "pending", None),
+    ]
+
+
+def test_a_fan_outs_children_page_through_to_the_last_one(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: `list_children`'s `next_cursor = paging.encode(tag, at) if ...` as `next_cursor = None`
+    (a fan-out of more children than one page lists only its first page)."""
+    _, children = _fan_out(store, 5)
+
+    listed = _all_pages(
+        lambda cursor: operations.list_children(store, ALICE, "fan", status=None, limit=2, cursor=cursor),
+        "children",
+    )
+
+    assert [c.job_id for c in listed] == children
+
+
+def test_a_delivery_log_cursor_is_refused_by_another_jobs_log(pipeline: Pipeline, store: JobStore) -> None:
+    """Broken line: `list_deliveries`'s `tag = paging.query_tag("deliveries", job_id)` as `tag = None`
+    (every delivery log's cursor then fits every other's)."""
+    log = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE])
+    _, children = _fan_out(store, 2)
+    for n, child in enumerate(children):
+        log.record(_delivery_attempt(child, n, 1))
+    cursor = operations.list_deliveries(store, log, ALICE, "fan", limit=1, cursor=None).next_cursor
+    assert cursor is not None
+
+    with pytest.raises(InvalidCursorError):
+        operations.list_deliveries(store, log, ALICE, children[1], limit=1, cursor=cursor)
+
+
+@pytest.mark.parametrize("result", [None, ["results/j/thumb.png"], "results/j/thumb.png"], ids=str)
+def test_a_done_job_whose_result_is_not_an_object_has_no_download_links(
+    pipeline: Pipeline, store: JobStore, result: object
+) -> None:
+    """A job type may return any JSON value; GET /jobs/{id} must still answer. Broken line:
+    `download_links`'s `status is not DONE or not isinstance(result, dict)` with `and` (an
+    AttributeError, a 500, on `result.get`)."""
+    _job(store, "j")
+    store.complete(store.claim("j", 60), result)
+    job = store.get("j")
+    assert job is not None
+
+    assert download_links(job) == []
+
+
+def test_a_finished_jobs_download_links_expire_when_their_signature_does(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken line: `download_links`'s `now + expires_in` as `now - expires_in` (links already expired)."""
+    _job(store, "j")
+    store.complete(store.claim("j", 60), {"keys": [result_key("j", "thumb.png"), "uploads/elsewhere.png"]})
+    job = store.get("j")
+    assert job is not None
+
+    (link,) = download_links(job, now=1_796_000_000)
+
+    assert link.key == result_key("j", "thumb.png")
+    assert link.expires_at == iso_time(1_796_000_000 + config.DOWNLOAD_URL_EXPIRES_SECONDS)
+    assert f"X-Amz-Expires={config.DOWNLOAD_URL_EXPIRES_SECONDS}" in link.url
+
+
+def test_a_callers_running_jobs_of_one_type_are_listed_through_both_filters(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken line: `_query`'s `" AND ".join(filters)` as `"XX AND XX".join(...)` (a 500 with two filters)."""
+    for job_id, job_type, owner in (
+        ("a1", "echo", ALICE.owner),
+        ("a2", "other", ALICE.owner),
+        ("b1", "other", "b"),
+    ):
+        store.put_new(NewJob(job_id=job_id, job_type=job_type, payload={}, max_attempts=1, owner=owner))
+        store.claim(job_id, 60)
+
+    page = operations.list_jobs(
+        store, ALICE, status=JobStatus.PROCESSING, job_type="other", limit=10, cursor=None
+    )
+
+    assert [j.job_id for j in page.jobs] == ["a2"]
+
+
+def test_a_query_page_the_filter_empties_moves_the_shard_on(pipeline: Pipeline, clock: Clock) -> None:
+    """Broken line: `_query`'s `_position(response["LastEvaluatedKey"], index)` without `index`."""
+    # one shard, so a one-job page reads the shard four items at a time (the smallest batch)
+    store = store_from_env(pipeline.env, shards=1)
+    for job_id, job_type in [("old", "other")] + [(f"new{n}", "echo") for n in range(6)]:
+        clock.advance(1)
+        store.put_new(NewJob(job_id=job_id, job_type=job_type, payload={}, max_attempts=1, owner=ALICE.owner))
+        store.claim(job_id, 60)
+
+    page = operations.list_jobs(
+        store, OPERATOR, status=JobStatus.PROCESSING, job_type="other", limit=1, cursor=None
+    )
+
+    assert [j.job_id for j in page.jobs] == ["old"]
+
+
+def test_the_operators_list_of_one_type_holds_every_owners_jobs_of_that_type_only(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """Broken line: `list_query`'s operator `ListQuery(schema.CREATED_INDEX, ..., job_type, ...)` with
+    `None` for `job_type` (the operator's unfiltered list came back whole)."""
+    for job_id, job_type, owner in (
+        ("a1", "echo", ALICE.owner),
+        ("a2", "other", ALICE.owner),
+        ("b1", "other", "b"),
+    ):
+        store.put_new(NewJob(job_id=job_id, job_type=job_type, payload={}, max_attempts=1, owner=owner))
+
+    page = operations.list_jobs(store, OPERATOR, status=None, job_type="other", limit=10, cursor=None)
+
+    assert sorted(j.job_id for j in page.jobs) == ["a2", "b1"]
+
+
+def test_each_state_allows_the_actions_that_retry_and_cancel_take(store: JobStore) -> None:
+    """The rule the job's API view sends as `allowedActions` (the console's buttons) is the one the
+    actions apply. Seen to fail with `allowed_actions` without `_retries_children(job) or` (a finished
+    fan-out with dead children offered no retry, though `retry_job` retries them)."""
+    pending = _job(store, "p")
+    dead = _dead(store, "d")
+    done = store.complete(store.claim(_job(store, "ok").job_id, 60), {})
+    waiting, children = _fan_out(store, 2)
+    assert actions.allowed_actions(pending) == [JobAction.CANCEL]
+    assert actions.allowed_actions(dead) == [JobAction.RETRY]
+    assert actions.allowed_actions(done) == []
+    assert actions.allowed_actions(waiting) == [JobAction.CANCEL]
+    store.complete(store.claim(children[0], 60), {})
+    store.fail(store.claim(children[1], 60), "gone")
+    finished = store.get("fan")
+    assert finished is not None
+    assert finished.status is JobStatus.DONE
+    assert actions.allowed_actions(finished) == [JobAction.RETRY]
+    assert JobView.of(finished, actions.allowed_actions(finished)).model_dump(by_alias=True)[
+        "allowedActions"
+    ] == ["retry"]

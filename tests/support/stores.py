@@ -7,16 +7,32 @@ a store a test builds reads and writes the same index shards the handlers do.
 
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from lambdas import config
+from lambdas.models.job import Job
 from lambdas.store.jobs import JobStore
+
+
+class StoreForTests(JobStore):
+    """The production store plus the shortcuts tests take to put a job in a state: one attempt claimed,
+    then ended `done` or `dead`, each through the same conditional writes the worker makes."""
+
+    def claim(self, job_id: str, lease_seconds: int) -> Job:
+        return self.claim_attempt(job_id, lease_seconds).job
+
+    def complete(self, job: Job, result: Any) -> Job:
+        return self.as_written(job, self.succeed(job, result))
+
+    def fail(self, job: Job, error: str) -> Job:
+        return self.as_written(job, self.die(job, error))
 
 
 def store_from_env(
     env: Mapping[str, str], clock: Callable[[], float] = time.time, shards: int | None = None
-) -> JobStore:
+) -> StoreForTests:
     """A JobStore over the stack's jobs table; `shards` overrides the stack's count on purpose only."""
-    return JobStore(
+    return StoreForTests(
         env[config.ENV_JOBS_TABLE],
         int(env[config.ENV_STATUS_SHARDS]) if shards is None else shards,
         int(env[config.ENV_FINISHED_TTL_DAYS]),

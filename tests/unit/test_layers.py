@@ -2,7 +2,8 @@
 
 A module imports only from its own layer or the ones below it; `lambdas/config.py` and
 `lambdas/observability.py` serve every layer. So a job type cannot build the store itself (it asks its
-context), and the store cannot reach into the job types.
+context), the store cannot reach into the job types, and the lifecycle knows the job types only through
+their contract (`lambdas/jobs/base.py`'s `JobType`, the registry), never a type's own module.
 """
 
 import ast
@@ -82,6 +83,25 @@ def test_no_job_module_imports_the_store(path: Path) -> None:
     assert store_reached_by_a_job_module(path) == []
 
 
+def job_types_reached_by_a_lifecycle_module(path: Path, root: Path = LAMBDAS) -> list[str]:
+    """The lifecycle knows job types only through their contract (`lambdas/jobs/base.py`, the registry):
+    never a type's module, its payload or its helpers."""
+    return sorted(
+        m for m in _imported(path, root) if m == "lambdas.jobs.types" or m.startswith("lambdas.jobs.types.")
+    )
+
+
+LIFECYCLE_SOURCES = sorted((LAMBDAS / "lifecycle").rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", LIFECYCLE_SOURCES, ids=[str(p.relative_to(LAMBDAS)) for p in LIFECYCLE_SOURCES]
+)
+def test_no_lifecycle_module_imports_a_job_type(path: Path) -> None:
+    """Seen to fail on `lifecycle/reads.py` while it imported `webhook_delivery` for the children's ids."""
+    assert job_types_reached_by_a_lifecycle_module(path) == []
+
+
 def test_the_rules_see_a_violation(tmp_path: Path) -> None:
     # A job type that builds its own store and peeks at the worker: both rules name it, in any import form.
     root = tmp_path / "lambdas"
@@ -103,4 +123,11 @@ def test_the_rules_see_a_violation(tmp_path: Path) -> None:
         "lambdas.store.clients",
         "lambdas.store.jobs",
         "lambdas.store.jobs.JobStore",
+    ]
+    peek = root / "lifecycle" / "_layer_probe.py"
+    peek.parent.mkdir(parents=True)
+    peek.write_text("def ids():\n    from lambdas.jobs.types.webhook_delivery import delivery_id\n")
+    assert job_types_reached_by_a_lifecycle_module(peek, root) == [
+        "lambdas.jobs.types.webhook_delivery",
+        "lambdas.jobs.types.webhook_delivery.delivery_id",
     ]

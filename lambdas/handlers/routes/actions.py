@@ -11,7 +11,8 @@ from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import caller, request_of, services
-from lambdas.models.api import BulkAction, BulkRequest, JobView, SubmitJobResponse
+from lambdas.models.api import BulkRequest, JobView, SubmitJobResponse
+from lambdas.models.job import JobAction
 
 router = Router()
 
@@ -80,17 +81,21 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
     ),
 )
 def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred
+    from lambdas.lifecycle.operations import Deferred, allowed_actions
     from lambdas.lifecycle.operations import cancel_job as cancel
 
     found = services()
     job = cancel(found.store, caller(router), job_id, found.queue)
     if isinstance(job, Deferred):
         return _accepted(job.job.job_id, job.job.status.value)  # type: ignore[return-value]
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=JobView.of(job))
+    return Response(
+        status_code=200,
+        content_type=content_types.APPLICATION_JSON,
+        body=JobView.of(job, allowed_actions(job)),
+    )
 
 
-def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobResponse]:
+def _bulk(action: JobAction, request: BulkRequest) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle.operations import start_bulk
 
     found = services()
@@ -108,7 +113,7 @@ def _bulk(action: BulkAction, request: BulkRequest) -> Response[SubmitJobRespons
     responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
 )
 def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
-    return _bulk("retry", request)
+    return _bulk(JobAction.RETRY, request)
 
 
 @router.post(
@@ -121,4 +126,4 @@ def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
     responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
 )
 def bulk_cancel(request: BulkRequest) -> Response[SubmitJobResponse]:
-    return _bulk("cancel", request)
+    return _bulk(JobAction.CANCEL, request)

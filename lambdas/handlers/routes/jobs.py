@@ -48,8 +48,7 @@ def submit_job(
     ] = None,
 ) -> Response[SubmitJobResponse]:
     found = services()
-    owner = caller(router).owner
-    submitted = submit(request, found.store, found.queue, idempotency_key=idempotency_key, caller=owner)
+    submitted = submit(request, found.store, found.queue, caller(router), idempotency_key=idempotency_key)
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(
@@ -95,11 +94,11 @@ def list_jobs(
     responses=responses(200, "The job", JobView, 400, _NOT_FOUND),
 )
 def get_job(job_id: JobId) -> JobView:
-    from lambdas.lifecycle.operations import find_job
+    from lambdas.lifecycle.operations import allowed_actions, find_job
     from lambdas.lifecycle.uploads import download_links
 
     job = find_job(services().store, job_id, caller(router))
-    return JobView.of(job, download_links(job))
+    return JobView.of(job, allowed_actions(job), download_links(job))
 
 
 @router.get(

@@ -28,5 +28,5 @@ def get_stats() -> StatsView:
         JobGauges(found.settings.jobs_table),
         caller(router),
         queue_url=found.settings.queue_url,
-        dead_letter_queue_url=found.settings.dead_letter_queue_url,
+        dlq_url=found.settings.dlq_url,
     )

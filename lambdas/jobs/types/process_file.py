@@ -33,6 +33,7 @@ from lambdas.jobs.base import (
     SubmissionContext,
 )
 from lambdas.models.uploads import (
+    UPLOAD_KEY_MAX_CHARS,
     UPLOAD_KEY_PATTERN,
     UploadAccessDeniedError,
     UploadNotFoundError,
@@ -50,6 +51,7 @@ class ProcessFilePayload(BaseModel):
 
     key: str = Field(
         pattern=UPLOAD_KEY_PATTERN,
+        max_length=UPLOAD_KEY_MAX_CHARS,
         description="The key `POST /uploads` returned, once the file is uploaded there.",
         examples=["uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg"],
     )

@@ -58,7 +58,7 @@ _EVENT_CACHE_SIZE = 16
 _BACK_PRESSURE = (429, 503)
 
 
-class Verdict(StrEnum):
+class HttpVerdict(StrEnum):
     """What an endpoint's answer means for the delivery."""
 
     DELIVERED = "delivered"
@@ -168,7 +168,7 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
         attempt.record(DeliveryOutcome.FAILED, error=f"refused: {error}")
         raise PermanentJobError(f"endpoint refused by the SSRF policy: {error}") from None
     except ssrf.UnresolvedTargetError as error:
-        attempt.record(attempt.outcome_of(Verdict.RETRY), error=str(error))
+        attempt.record(attempt.outcome_of(HttpVerdict.RETRY), error=str(error))
         raise RetryableJobError(str(error)) from None
 
     timestamp = int(time.time())
@@ -192,12 +192,12 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
         error=outcome.error,
         response=response_text,
     )
-    if verdict is Verdict.DELIVERED:
+    if verdict is HttpVerdict.DELIVERED:
         return {"endpointId": payload.endpoint_id, "httpStatus": outcome.status, "attempts": context.attempt}
     description = outcome.error or f"HTTP {outcome.status}"
-    if verdict is Verdict.GONE:
+    if verdict is HttpVerdict.GONE:
         raise PermanentJobError(f"endpoint is gone ({description}); not retrying")
-    if verdict is Verdict.RETRY:
+    if verdict is HttpVerdict.RETRY:
         retry_after = parse_retry_after(outcome.retry_after)
         if outcome.status in _BACK_PRESSURE and retry_after:
             raise RetryLater(
@@ -207,18 +207,18 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
     raise PermanentJobError(f"endpoint refused the delivery: {description}")
 
 
-def classify(outcome: "HttpOutcome") -> Verdict:
+def classify(outcome: "HttpOutcome") -> HttpVerdict:
     """What came back, read as a verdict."""
     status = outcome.status
     if status is None:
-        return Verdict.RETRY
+        return HttpVerdict.RETRY
     if 200 <= status < 300:
-        return Verdict.DELIVERED
+        return HttpVerdict.DELIVERED
     if status == 410:
-        return Verdict.GONE
+        return HttpVerdict.GONE
     if status in (408, 429) or status >= 500:
-        return Verdict.RETRY
-    return Verdict.PERMANENT
+        return HttpVerdict.RETRY
+    return HttpVerdict.PERMANENT
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -262,11 +262,11 @@ class _Attempt:
         self._event_type = event_type
         self._started = time.time()
 
-    def outcome_of(self, verdict: Verdict) -> DeliveryOutcome:
-        if verdict is Verdict.DELIVERED:
+    def outcome_of(self, verdict: HttpVerdict) -> DeliveryOutcome:
+        if verdict is HttpVerdict.DELIVERED:
             return DeliveryOutcome.DELIVERED
         # The lifecycle kills a job whose last attempt failed; the log says so rather than "retry".
-        if verdict is Verdict.RETRY and self._context.attempt < self._context.max_attempts:
+        if verdict is HttpVerdict.RETRY and self._context.attempt < self._context.max_attempts:
             return DeliveryOutcome.RETRY
         return DeliveryOutcome.FAILED
 

@@ -30,7 +30,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lambdas.jobs import ssrf
-from lambdas.jobs.base import AwaitChildren, InvalidPayloadError, JobContext, JobType, SubmissionContext
+from lambdas.jobs.base import (
+    AwaitChildren,
+    ChildRef,
+    InvalidPayloadError,
+    JobContext,
+    JobType,
+    SubmissionContext,
+)
 from lambdas.jobs.types.webhook_delivery import (
     DELIVERY_TYPE,
     NAME_PATTERN,
@@ -39,7 +46,7 @@ from lambdas.jobs.types.webhook_delivery import (
     event_body,
     target_policy,
 )
-from lambdas.models.job import NewJob
+from lambdas.models.job import Job, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 
@@ -170,9 +177,22 @@ def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
     )
 
 
+def children(parent: Job) -> list[ChildRef]:
+    """A stored fan-out's deliveries, in the order of its endpoints (none for a job without counts)."""
+    if parent.children is None:
+        return []
+    endpoints = parent.payload.get("endpoints") or []
+    return [
+        ChildRef(delivery_id(parent.job_id, str(e["id"])), str(e["id"]), str(e["url"]))
+        for e in endpoints
+        if isinstance(e, dict) and "id" in e
+    ]
+
+
 JOB_TYPE = JobType(
     name=NAME,
     payload_model=WebhookFanoutPayload,
     run=run,
     check_submission=check_submission,
+    children=children,
 )

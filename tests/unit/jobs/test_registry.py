@@ -53,7 +53,7 @@ def test_a_module_whose_type_has_another_name_is_refused(module_dir: Path):
 def test_a_module_without_a_type_is_no_type(module_dir: Path):
     module = _write(module_dir, "bench_helper_module", "VALUE = 1\n")
     registry.register_module("test_helper", module)
-    with pytest.raises(registry.UnknownJobTypeError):
+    with pytest.raises(registry.NotRegisteredError):
         registry.get("test_helper")
     assert "test_helper" not in registry.names()
 
@@ -62,6 +62,6 @@ def test_unregistering_forgets_a_type_not_yet_imported(module_dir: Path):
     module = _write(module_dir, "bench_forgotten_type", _TYPE_MODULE.format(name="test_forgotten"))
     registry.register_module("test_forgotten", module)
     registry.unregister("test_forgotten")
-    with pytest.raises(registry.UnknownJobTypeError):
+    with pytest.raises(registry.NotRegisteredError):
         registry.get("test_forgotten")
     assert module not in sys.modules

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from lambdas.jobs.types.process_file import ProcessFilePayload
-from lambdas.store.uploads import is_upload_key, new_upload_key, result_key, safe_filename
+from lambdas.store.uploads import new_upload_key, result_key, safe_filename
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,9 @@ from lambdas.store.uploads import is_upload_key, new_upload_key, result_key, saf
         ("Xmas.txt", "Xmas.txt"),
         # too long and no extension: cut to fit, with nothing appended
         ("a" * 150, "a" * 99),
+        # two dots in a row become one: the key pattern refuses `..` anywhere in the name
+        ("photo..png", "photo.png"),
+        ("a..b...c", "a.b.c"),
     ],
 )
 def test_safe_filename(given, safe):
@@ -34,8 +37,13 @@ def test_safe_filename(given, safe):
 def test_new_keys_have_the_upload_shape():
     key = new_upload_key("../evil name.png")
     assert re.fullmatch(r"uploads/[0-9a-f-]{36}/evil_name\.png", key)
-    assert is_upload_key(key)
     ProcessFilePayload(key=key)
+
+
+@pytest.mark.parametrize("name", ["photo..png", "a" * 300 + ".jpeg", "..", "x.y..", "My Holiday (1).JPG"])
+def test_every_key_post_uploads_hands_out_is_one_a_job_may_name(name: str) -> None:
+    """Broken line: `safe_filename` without `_DOTS.sub(".", ...)` (`photo..png` kept, then refused)."""
+    ProcessFilePayload(key=new_upload_key(name))
 
 
 @pytest.mark.parametrize(
@@ -49,10 +57,13 @@ def test_new_keys_have_the_upload_shape():
         "s3://other-bucket/uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg",
         "/uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg",
         "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo..png",
+        "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/" + "a" * 101,
     ],
 )
 def test_other_keys_are_refused(key):
-    assert not is_upload_key(key)
+    """`photo..png` broken line: `UPLOAD_KEY_PATTERN`'s name as the old `[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}`;
+    the 101-character name: `max_length=UPLOAD_KEY_MAX_CHARS` dropped from `ProcessFilePayload.key`."""
     with pytest.raises(ValidationError):
         ProcessFilePayload(key=key)
 
@@ -62,6 +73,10 @@ def test_no_bucket_can_be_named():
         ProcessFilePayload.model_validate(
             {"key": "uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/photo.jpg", "bucket": "someone-elses"}
         )
+
+
+def test_a_name_of_the_longest_length_is_taken():
+    ProcessFilePayload(key="uploads/9b2e4c1a-6f0d-4e8b-a1c2-3d4e5f607182/" + "a." * 50)
 
 
 def test_results_live_under_the_job():

@@ -42,14 +42,10 @@ async function act(button, notice, question, request, done) {
   }
 }
 
-// Whether the job's state allows each action, as the API's rules say (the API checks again).
+// Which actions the job offers: the API says so in `allowedActions` (and checks again when one is taken).
 export function allowedActions(job) {
-  const children = job.children || null;
-  const failedChildren = children && (children.failed || 0) > 0 && ['done', 'dead'].includes(job.status);
-  return {
-    retry: job.status === 'dead' || Boolean(failedChildren),
-    cancel: job.status === 'pending' || job.status === 'waiting',
-  };
+  const allowed = Array.isArray(job.allowedActions) ? job.allowedActions : [];
+  return { retry: allowed.includes('retry'), cancel: allowed.includes('cancel') };
 }
 
 export function retryButton(job, notice, onDone) {
