@@ -9,7 +9,7 @@ of its payload's `url` (host and port, lower case), or `payload.<field>` (the fi
 without the field shares the key `-`). Keys longer than MAX_KEY_CHARS are cut.
 
 A job admitted holds its start (and slot) until its attempt's outcome is written; the worker then
-releases the slot. A refused job waits (`Worker._wait`): it spends no attempt and is never redriven.
+releases the slot. A refused job waits (`Worker._defer`): it spends no attempt and is never redriven.
 """
 
 import time

@@ -156,7 +156,7 @@ class Worker:
             return self._dead(message, job, f"no attempts left after {job.max_attempts}{last}")
         waiting = job.waiting_for
         if waiting is not None and waiting.until > self._store.now() + 1:
-            return self._wait(message, job, waiting, counted=False)  # a link of a long wait's chain
+            return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
         return self._run(message, job, remaining_ms)
 
     def _run(self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int]) -> MessageResult:
@@ -169,7 +169,7 @@ class Worker:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
         admission = self._limits.admit(job, job_type)
         if admission.refused is not None:
-            return self._wait(message, job, admission.refused)
+            return self._defer(message, job, admission.refused)
         try:
             return self._attempt(message, job, job_type, payload, remaining_ms)
         finally:
@@ -202,7 +202,7 @@ class Worker:
         except PermanentJobError as error:
             return self._dead(message, job, str(error), started, recorded)
         except RetryLater as later:
-            return self._wait(message, job, self._later(job, job_type, later), recorded=recorded)
+            return self._defer(message, job, self._later(job, job_type, later), recorded=recorded)
         except RetryableJobError as error:
             return self._retry(message, job, str(error), error.retry_after, started, recorded)
         except Exception as error:
@@ -269,7 +269,7 @@ class Worker:
                 return WaitingFor(LimitKind.PAUSED, key, until, later.reason)
         return WaitingFor(LimitKind.RETRY_LATER, None, until, later.reason)
 
-    def _wait(
+    def _defer(
         self,
         message: QueueMessage,
         job: Job,
@@ -289,7 +289,7 @@ class Worker:
         if recorded is not None:
             recorded.write_alone()
         try:
-            self._store.wait(job, waiting, seconds if counted else 0)
+            self._store.defer(job, waiting, seconds if counted else 0)
         except StaleAttemptError:
             return self._stale(message, job)
         log_transition(

@@ -189,7 +189,7 @@ class JobStore(JobListing, JobActions, ChildWrites):
         update = self._attempt_update(job, JobStatus.PENDING, self.now(), AttemptOutcome.RETRY, extra, error)
         return self._update_or_stale(job.job_id, dataclasses.replace(update, add={"attempts": -1}))
 
-    def wait(self, job: Job, waiting: WaitingFor, seconds: int) -> Job:
+    def defer(self, job: Job, waiting: WaitingFor, seconds: int) -> Job:
         """The attempt may not run yet (a limit, or the job's RetryLater): back to `pending`, due when
         `waiting` ends, saying why; no attempt spent and no history entry (it did not run), and the wait
         added to the job's total."""

@@ -174,8 +174,8 @@ def _hold_slot(pipeline: Pipeline, customer: str = "c1") -> None:
 def test_a_job_over_its_limit_waits_pending_without_spending_an_attempt(
     pipeline: Pipeline, limited: None, clock: Clock
 ) -> None:
-    """Seen to fail with `Worker._run`'s `if admission.refused is not None: return self._wait(...)`
-    removed (the job ran over the limit), and with `JobStore.wait`'s `add={"attempts": -1, ...}` as
+    """Seen to fail with `Worker._run`'s `if admission.refused is not None: return self._defer(...)`
+    removed (the job ran over the limit), and with `JobStore.defer`'s `add={"attempts": -1, ...}` as
     `add={WAITED_SECONDS: seconds}` (each wait spent an attempt)."""
     _hold_slot(pipeline)
     job_id = pipeline.submit("test_limited", {"customer": "c1"}, maxAttempts=2)
@@ -195,7 +195,7 @@ def test_however_long_a_job_waits_its_message_never_counts_towards_the_redrive(
     pipeline: Pipeline, limited: None, clock: Clock
 ) -> None:
     """maxReceiveCount (15) + 5 waits: each wait is a fresh message (receive count 1), so SQS never
-    moves the job to the DLQ; then the slot frees and the job runs once. Seen to fail with `_wait`
+    moves the job to the DLQ; then the slot frees and the job runs once. Seen to fail with `_defer`
     putting the message back with ChangeMessageVisibility instead of sending a fresh one (the receive
     count rose past 1)."""
     _hold_slot(pipeline)
@@ -265,7 +265,7 @@ def test_a_wait_longer_than_sqs_delays_is_a_chain_of_messages_that_does_not_run_
 def test_a_job_that_waits_longer_than_the_bound_in_all_is_dead_saying_why(
     pipeline: Pipeline, limited: None, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seen to fail with `_wait`'s bound check removed (the job waited on for ever)."""
+    """Seen to fail with `_defer`'s bound check removed (the job waited on for ever)."""
     monkeypatch.setenv(config.ENV_LIMIT_MAX_WAIT_SECONDS, "100")
     from lambdas.models import settings
 
