@@ -31,6 +31,7 @@ ROUTES: Final = (
     ("POST", "/jobs/retry"),
     ("POST", "/jobs/cancel"),
     ("GET", "/stats"),
+    ("GET", "/limits"),
     ("POST", "/uploads"),
     ("GET", "/webhook-secret"),
     ("POST", "/webhook-secret/rotate"),

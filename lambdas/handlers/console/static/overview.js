@@ -82,13 +82,14 @@ function limitsTable(limits) {
   return table('Limits', [['Type / key'], ['Running', 'number'], ['Tokens', 'number'], ['Pause'], ['Waiting', 'number']], rows);
 }
 
-// The operator's key only: a client's key is answered 403, and the section is left out.
+// The operator's key only: a client's key is answered 403, and the section is left out; any other
+// failure leaves it out too rather than the whole overview (the next refresh tries again).
 async function limitsOf() {
   try {
     return (await call('limits')).limits;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 403) return null;
-    throw error;
+    if (!(error instanceof ApiError && error.status === 403)) console.warn('GET /limits failed', error);
+    return null;
   }
 }
 
