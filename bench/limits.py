@@ -13,7 +13,11 @@ sets them.
 - perSecond: 30 jobs under `perSecond` 5, `burst` 2: the most that started in any 1 s window:
   goal <= 7 (perSecond + burst);
 - waiting costs nothing: of the jobs those two runs deferred (each several times), how many ended
-  `dead` or with more than one attempt: goal 0.
+  `dead` or with more than one attempt: goal 0;
+- fairness: client alpha submits 1,000 jobs, then client beta 10; the worker is fed five batches at a
+  time, as five pollers would, from the moto server, which serves message groups as SQS fair queues do
+  (`local_runtime/fair_queues.py`): the share of alpha's backlog still waiting when beta's 10 are all
+  done: goal >= 0.5.
 """
 
 import json
@@ -21,6 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,12 +35,13 @@ from pydantic import BaseModel
 from bench import jobs
 from bench.calls import _counted_run, _drive, _figure
 from bench.report import Figure
-from bench.stack import API, WORKER, CallLog, Stack, reset_handlers
+from bench.stack import API, WORKER, CallLog, Stack, api_event, context, reset_handlers
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType
 
 PLAIN_JOBS = 10
+ALPHA_JOBS, BETA_JOBS, POLLERS = 1000, 10, 5
 DELIVERIES = 40
 HOST_LIMIT = 2
 RATE, BURST, RATED_JOBS = 5, 2, 30
@@ -102,6 +108,41 @@ def _run(stack: Stack, bodies: list[dict[str, Any]]) -> list[str]:
     return job_ids
 
 
+def _submit_as(key_id: str, body: dict[str, Any]) -> str:
+    from lambdas.handlers import api
+
+    event = api_event(body)
+    event["requestContext"]["identity"]["apiKeyId"] = key_id
+    response = api.handler(event, context("api"))
+    assert response["statusCode"] == 202, response
+    job_id: str = json.loads(response["body"])["jobId"]
+    return job_id
+
+
+def _fairness(stack: Stack) -> Figure:
+    stack.drain()
+    _limits({})
+    body = {"type": jobs.NAME, "payload": {"seconds": 0}}
+    alpha = [_submit_as("alpha", body) for _ in range(ALPHA_JOBS)]
+    beta = [_submit_as("beta", body) for _ in range(BETA_JOBS)]
+    rounds = 0
+    while not all(job is not None and job.status.finished for job in _jobs_after(beta)):
+        batches = [jobs.receive(stack, 10) for _ in range(POLLERS)]  # all in flight at once
+        with ThreadPoolExecutor(POLLERS) as pool:
+            list(pool.map(jobs.run_batch, [b for b in batches if b]))
+        rounds += 1
+        assert rounds < ALPHA_JOBS, "beta's jobs never finished"
+    left = sum(1 for job in _jobs_after(alpha) if job is not None and not job.status.finished)
+    return Figure(
+        "alpha's backlog waiting when beta is done",
+        left / ALPHA_JOBS,
+        0.5,
+        f"{left} of {ALPHA_JOBS} alpha jobs waiting after {rounds} rounds of {POLLERS} batches; beta's {BETA_JOBS} done",
+        at_least=True,
+        unit="",
+    )
+
+
 def measure(stack: Stack) -> list[Figure]:
     stack.use(API, WORKER)
     os.environ[config.ENV_WEBHOOK_ALLOW_LOOPBACK] = "true"
@@ -144,6 +185,7 @@ def measure(stack: Stack) -> list[Figure]:
             unit="",
         )
     )
+    figures.append(_fairness(stack))
     ended = _jobs_after(deferred + rated)
     hurt = [j for j in ended if j is None or j.status.value != "done" or j.attempts != 1]
     waits = sum(1 for j in ended if j is not None and j.waited_seconds > 0)
