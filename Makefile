@@ -80,8 +80,10 @@ screenshot: venv node_modules/.installed browser
 openapi: venv
 	$(PY) -m lambdas.handlers.api > docs/openapi.json
 
+# Options of the local runtime, e.g. `make run RUN_ARGS="-c auth=iam"` (python -m local_runtime --help).
+RUN_ARGS ?=
 run: venv node_modules/.installed
-	$(PY) -m local_runtime
+	$(PY) -m local_runtime $(RUN_ARGS)
 
 demo: venv
 	$(PY) -m local_runtime.demo

@@ -153,7 +153,7 @@ class Functions(Construct):
         queues: JobQueues,
         storage: Storage,
         alerts: Alerts,
-        keys: ApiKeys,
+        keys: ApiKeys | None,
     ) -> None:
         super().__init__(scope, construct_id)
         offered = stack_environment(settings, tables, queues, storage, alerts, keys)
@@ -188,7 +188,12 @@ class Functions(Construct):
 
 
 def stack_environment(
-    settings: Settings, tables: JobTables, queues: JobQueues, storage: Storage, alerts: Alerts, keys: ApiKeys
+    settings: Settings,
+    tables: JobTables,
+    queues: JobQueues,
+    storage: Storage,
+    alerts: Alerts,
+    keys: ApiKeys | None,
 ) -> dict[str, str]:
     """Every environment value the stack knows, by variable name; each function takes what its model
     declares. The submission checks and the worker read the same values, so they cannot disagree."""
@@ -213,11 +218,18 @@ def stack_environment(
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
-        config.ENV_OPERATOR_KEY_ID: keys.operator.key_id,
+        **callers_environment(settings, keys),
         config.ENV_LIMITS_TABLE: tables.limits.table_name,
         config.ENV_JOB_LIMITS: json.dumps(settings.limit_overrides, separators=(",", ":"), sort_keys=True),
         config.ENV_LIMIT_MAX_WAIT_SECONDS: str(config.LIMIT_MAX_WAIT_SECONDS),
     }
+
+
+def callers_environment(settings: Settings, keys: ApiKeys | None) -> dict[str, str]:
+    """How the api function tells its callers apart: the operator key's id, or (auth=iam) the roles."""
+    if keys is None:
+        return {config.ENV_IAM_CALLERS: settings.iam_callers.model_dump_json()}
+    return {config.ENV_OPERATOR_KEY_ID: keys.operator.key_id}
 
 
 class SenderIdentity:

@@ -37,8 +37,10 @@ class ApiKeys(Construct):
         return key
 
     def outputs(self) -> dict[str, str]:
-        """Stack output name -> key id: `ApiKeyId<Name>` per client, `OperatorKeyId`."""
+        """Stack output name -> key id: `ApiKeyId<Name>` per client, `OperatorKeyId`, and the first
+        client's again as `ApiKeyId`, the name clients of the one-key stack read."""
         return {
+            "ApiKeyId": next(iter(self.clients.values())).key_id,
             **{f"ApiKeyId{key_suffix(name)}": key.key_id for name, key in self.clients.items()},
             "OperatorKeyId": self.operator.key_id,
         }

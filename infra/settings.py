@@ -35,6 +35,13 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``clientKeys``: the client API keys, by name ("alpha,beta"; default ``default``): letters, digits, ``-``
   and ``_``, each name once. Each gets a key and a stack output ``ApiKeyId<Name>``; the operator key
   (``OperatorKeyId``) is always made.
+- ``auth``: how callers authenticate: ``apiKey`` (the default: an API key each, as above) or ``iam``
+  (every method but the console's is AWS_IAM: callers sign with SigV4 and no API key is made).
+- ``iamClients`` (``auth=iam``): client name -> IAM role ARN, a mapping in cdk.json or
+  "alpha=arn:aws:iam::111122223333:role/alpha-app,beta=..." on the command line. A role's sessions
+  are that client: the name owns the jobs they submit.
+- ``iamOperators`` (``auth=iam``): the IAM role ARNs of operators (a list, or comma-separated); they
+  see every job, as the operator key does.
 
 Values given on the command line arrive as strings, so every key accepts its string form too. The
 bounds shared with the functions' run-time settings come from `lambdas.config`, so a value synth
@@ -48,8 +55,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from constructs import Node
+from pydantic import ValidationError
 
 from lambdas import config
+from lambdas.models.iam import IamCallers
 from lambdas.models.settings import THUMBNAIL_SIZES_RULE, thumbnail_size_allowed
 
 # Tunables only the infrastructure needs: the function code never reads them.
@@ -90,6 +99,9 @@ class Settings:
     job_limits: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     ses_per_second: float = config.SES_PER_SECOND
     webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
+    auth: config.AuthMode = config.AuthMode.API_KEY
+    iam_clients: tuple[tuple[str, str], ...] = ()  # (client name, role ARN)
+    iam_operators: tuple[str, ...] = ()  # role ARNs
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -128,6 +140,7 @@ class Settings:
                 yield f"{key} must be at least 1"
         yield from _client_key_problems(self.client_keys)
         yield from _limit_problems(self.limit_overrides)
+        yield from self._iam_problems()
 
     @property
     def limit_overrides(self) -> dict[str, dict[str, Any]]:
@@ -139,6 +152,32 @@ class Settings:
         for job_type, fields in self.job_limits:
             overrides[job_type] = {**overrides.get(job_type, {}), **dict(fields)}
         return overrides
+
+    def _iam_problems(self) -> Iterator[str]:
+        if self.auth != config.AuthMode.IAM:
+            if self.iam_clients or self.iam_operators:
+                yield "iamClients and iamOperators need auth=iam"
+            return
+        if not self.iam_clients:
+            yield "auth=iam needs iamClients (client name -> IAM role ARN)"
+        names = [name for name, _ in self.iam_clients]
+        for name in names:
+            if not _KEY_NAME.fullmatch(name):
+                yield f"iamClients: {name!r} is not 1..64 letters, digits, - or _"
+        if len(set(names)) != len(names):
+            yield "iamClients: a client is named twice"
+        try:
+            _ = self.iam_callers
+        except ValueError as error:
+            yield f"iamClients/iamOperators: {error}"
+
+    @property
+    def iam_callers(self) -> IamCallers:
+        """The mapping the api function is given (auth=iam)."""
+        try:
+            return IamCallers(clients=dict(self.iam_clients), operators=self.iam_operators)
+        except ValidationError as error:
+            raise ValueError("; ".join(str(e["msg"]) for e in error.errors(include_url=False))) from None
 
     @property
     def sender_is_placeholder(self) -> bool:
@@ -207,6 +246,26 @@ def _bool(raw: Any) -> bool:
 def _sizes(raw: Any) -> tuple[int, ...]:
     items = raw.split(",") if isinstance(raw, str) else list(raw)
     return tuple(_int(item.strip() if isinstance(item, str) else item) for item in items)
+
+
+def _auth(raw: Any) -> config.AuthMode:
+    try:
+        return config.AuthMode(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"expected one of {', '.join(mode.value for mode in config.AuthMode)}") from None
+
+
+def _roles(raw: Any) -> tuple[tuple[str, str], ...]:
+    """{"alpha": "arn:..."} from cdk.json, or "alpha=arn:...,beta=arn:..." from the command line."""
+    if isinstance(raw, dict):
+        return tuple((str(name).strip(), str(arn).strip()) for name, arn in raw.items())
+    pairs = []
+    for item in str(raw).split(","):
+        name, sep, arn = item.partition("=")
+        if not sep:
+            raise ValueError(f"expected name=roleArn, got {item.strip()!r}")
+        pairs.append((name.strip(), arn.strip()))
+    return tuple(pairs)
 
 
 def _text(raw: Any) -> str:
@@ -295,6 +354,9 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "jobLimits": ("job_limits", _limits),
     "sesPerSecond": ("ses_per_second", _float),
     "webhookHostConcurrency": ("webhook_host_concurrency", _int),
+    "auth": ("auth", _auth),
+    "iamClients": ("iam_clients", _roles),
+    "iamOperators": ("iam_operators", _names),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

@@ -16,6 +16,7 @@ from infra.settings import Settings
 from infra.storage import Storage
 from infra.tables import JobTables
 from infra.triggers import Triggers
+from lambdas.config import AuthMode
 
 
 class OffloadStack(Stack):
@@ -29,7 +30,8 @@ class OffloadStack(Stack):
         queues = JobQueues(self, "Queues")
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
-        keys = ApiKeys(self, "ApiKeys", settings=settings)
+        # With IAM callers there are no API keys: a caller's role is its identity.
+        keys = ApiKeys(self, "ApiKeys", settings=settings) if settings.auth == AuthMode.API_KEY else None
         functions = Functions(
             self,
             "Functions",
@@ -74,7 +76,7 @@ class OffloadStack(Stack):
     def _outputs(
         self,
         api: JobsApi,
-        keys: ApiKeys,
+        keys: ApiKeys | None,
         queues: JobQueues,
         tables: JobTables,
         storage: Storage,
@@ -83,9 +85,7 @@ class OffloadStack(Stack):
     ) -> None:
         for output_id, value in {
             "ApiUrl": api.rest_api.url,
-            # The first client's key again, under the name clients of the one-key stack read.
-            "ApiKeyId": next(iter(keys.clients.values())).key_id,
-            **keys.outputs(),
+            **(keys.outputs() if keys else {}),
             "QueueUrl": queues.main.queue_url,
             "DeadLetterQueueUrl": queues.dead_letter.queue_url,
             "JobsTableName": tables.jobs.table_name,

@@ -45,6 +45,8 @@ ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
 ENV_LIMITS_TABLE: Final = "LIMITS_TABLE_NAME"
 ENV_JOB_LIMITS: Final = "JOB_LIMITS"
 ENV_LIMIT_MAX_WAIT_SECONDS: Final = "LIMIT_MAX_WAIT_SECONDS"
+# IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
+ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
 # Lifecycle tunables (defaults; the stack may override them from CDK context).
 DEFAULT_MAX_ATTEMPTS: Final = 5
@@ -147,6 +149,13 @@ class KeyRole(StrEnum):
 
     CLIENT = "client"
     OPERATOR = "operator"
+
+
+class AuthMode(StrEnum):
+    """How callers authenticate (CDK context `auth`): an API key each (the default), or AWS_IAM with SigV4."""
+
+    API_KEY = "apiKey"
+    IAM = "iam"
 
 
 # API keys: one per client name (CDK context clientKeys) and one operator key. Each ApiKey resource

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from local_runtime.gateway import ApiKey
+from local_runtime.sigv4 import IamSigner
 from offload_cli.render import TRANSITION, render_transition
 
 
@@ -74,6 +75,34 @@ def startup_banner(url: str, keys: Sequence[ApiKey], aws_url: str, elapsed: floa
             "Job transitions appear below. Ctrl-C stops everything.",
         ]
     )
+
+
+def iam_banner(url: str, signers: Sequence[IamSigner], region: str, aws_url: str, elapsed: float) -> str:
+    """What `make run -c auth=iam` prints: each mapped role's credentials, as the shell exports them."""
+    api_url = url.rstrip("/")
+    lines = [
+        f"offload is running locally with IAM callers (started in {elapsed:.1f} s)",
+        f"  API URL   {api_url}",
+        f"  AWS       {aws_url}  (moto: state is in memory and goes when the runtime stops)",
+        "",
+        "Every route checks SigV4 signatures (service execute-api, region "
+        f"{region}); each mapped role has credentials of its own (also in .local/runtime.json):",
+    ]
+    for signer in signers:
+        lines += [
+            f"  {signer.name} ({signer.role}, {signer.credentials.role_arn}):",
+            f"    export AWS_ACCESS_KEY_ID={signer.credentials.access_key_id} "
+            f"AWS_SECRET_ACCESS_KEY={signer.credentials.secret_access_key} "
+            f"AWS_SESSION_TOKEN={signer.credentials.session_token} AWS_REGION={region}",
+        ]
+    lines += [
+        "Then sign with offload_client (pip install './client[aws]'):",
+        f"  python -c 'from offload_client import Client; from offload_client.aws import SigV4Auth; "
+        f'print(Client("{api_url}", auth=SigV4Auth()).stats())\'',
+        "",
+        "Job transitions appear below. Ctrl-C stops everything.",
+    ]
+    return "\n".join(lines)
 
 
 class Console:

@@ -12,7 +12,8 @@ Whatever a client sends, it gets an HTTP answer, never a dropped connection, a h
 Each response leaves in one write: headers and body sent apart make Nagle's algorithm hold the body
 until the headers are acknowledged, which a delayed ACK turns into ~40 ms per kept-alive request.
 
-`/_local/...` (logs, alerts, batches, stats; same API key) does not exist in AWS.
+`/_local/...` (logs, alerts, batches, stats; same API key, or with auth=iam a signature) does not exist
+in AWS.
 """
 
 from __future__ import annotations
@@ -113,19 +114,21 @@ class FrontDoor:
         query = parse_qsl(parts.query, keep_blank_values=True)
         prefix = f"/{self.gateway.api.stage}"
         if parts.path.startswith("/_local/"):
-            return self._local(parts.path, query, headers)
+            return self._local(
+                parts.path, query, HttpRequest(method, parts.path, query, headers, body, ip, target)
+            )
         if parts.path != prefix and not parts.path.startswith(prefix + "/"):
             return self.refusal(403, "Missing Authentication Token", "MISSING_AUTHENTICATION_TOKEN")
         path = parts.path[len(prefix) :] or "/"
-        return self.gateway.handle(HttpRequest(method, path, query, headers, body, ip))
+        return self.gateway.handle(HttpRequest(method, path, query, headers, body, ip, target))
 
     def refusal(self, status: int, message: str, response_type: str | None = None) -> HttpResponse:
         """An answer the gateway gives before any function runs, in the stack's gateway-response shape."""
         family = "DEFAULT_4XX" if status < 500 else "DEFAULT_5XX"
         return self.gateway.error(response_type or family, status, message, str(uuid.uuid4()))
 
-    def _local(self, path: str, query: list[tuple[str, str]], headers: list[tuple[str, str]]) -> HttpResponse:
-        if self.gateway.key_for(headers) is None:
+    def _local(self, path: str, query: list[tuple[str, str]], request: HttpRequest) -> HttpResponse:
+        if not self.gateway.may_use_local(request):
             return HttpResponse.json(403, {"message": "Forbidden"})
         route = self._local_routes.get(path)
         if route is None:

@@ -4,7 +4,9 @@ Each request becomes the proxy event a Lambda proxy integration receives (resour
 query string, single and multi-value headers, base64 bodies for binary media types, requestContext with
 the caller's API key); the function's answer becomes the HTTP response. Like a usage plan, a method
 that requires an API key answers 403 without a valid `x-api-key`, and the plan's rate and burst limits
-answer 429. Unknown paths and methods answer as API Gateway does (403 "Missing Authentication Token",
+answer 429. An AWS_IAM method (auth=iam) answers 403 to a request whose SigV4 signature does not
+verify (`sigv4.SignatureCheck`), or whose signer the API's resource policy does not allow; a verified
+signer is the request context's identity (userArn, caller, user, accountId, accessKey). Unknown paths and methods answer as API Gateway does (403 "Missing Authentication Token",
 or the stack's gateway response for it).
 """
 
@@ -21,8 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from local_runtime.lambda_pool import Invocation
+from local_runtime.sigv4 import Refusal, ResourcePolicy, RoleCredentials, SignatureCheck, SignedRequest
 from local_runtime.template import ApiSpec, Route, UsagePlanLimits
 
 API_KEY_HEADER = "x-api-key"
@@ -67,6 +71,7 @@ class HttpRequest:
     headers: list[tuple[str, str]]
     body: bytes
     source_ip: str
+    target: str = ""  # the request-target as sent (with the stage), which a signature covers
 
 
 @dataclass(frozen=True)
@@ -115,8 +120,11 @@ class Gateway:
         account: str,
         region: str,
         host: str = "127.0.0.1",
+        signatures: SignatureCheck | None = None,
     ) -> None:
         self.api = api
+        self._signatures = signatures or SignatureCheck([], region)
+        self._policy = ResourcePolicy(api.policy) if api.policy is not None else None
         self._keys = {key.value: key for key in keys}
         self._invoke = invoke
         self._account = account
@@ -144,13 +152,23 @@ class Gateway:
         if matched is None:
             return self.error("MISSING_AUTHENTICATION_TOKEN", 403, "Missing Authentication Token", request_id)
         route, path_parameters = matched
+        signer = None
+        if route.authorization == "AWS_IAM":
+            verified = self.signer_of(request)
+            if isinstance(verified, Refusal):
+                return self.error(verified.response_type, 403, verified.message, request_id)
+            signer = verified
+        if self._policy is not None and not self._policy.allows(
+            signer.role_arn if signer else None, request.method, request.path, self.api.stage
+        ):
+            return self.error("ACCESS_DENIED", 403, self._denied(signer, request), request_id)
         key = self.key_for(request.headers)
         if route.api_key_required:
             if key is None:
                 return self.error("INVALID_API_KEY", 403, "Forbidden", request_id)
             if not self._buckets[key.value].take():
                 return self.error("THROTTLED", 429, "Too Many Requests", request_id)
-        event = self.event(request, route, path_parameters, key, request_id)
+        event = self.event(request, route, path_parameters, key, request_id, signer)
         invocation = self._invoke(route.function, event)
         response = self._response(invocation)
         if response is None:
@@ -170,6 +188,25 @@ class Gateway:
         headers = [("Content-Type", content_type), *custom.headers.items()]
         return self._answer(request_id, HttpResponse(custom.status or status, headers, body.encode()))
 
+    def signer_of(self, request: HttpRequest) -> RoleCredentials | Refusal:
+        query = f"?{urlencode(request.query)}" if request.query else ""
+        target = request.target or f"/{self.api.stage}{request.path}{query}"
+        return self._signatures.verify(SignedRequest(request.method, target, request.headers, request.body))
+
+    def _denied(self, signer: RoleCredentials | None, request: HttpRequest) -> str:
+        resource = (
+            f"arn:aws:execute-api:{self._region}:{self._account}:{self.api.api_id}/{self.api.stage}/"
+            f"{request.method}{request.path}"
+        )
+        who = signer.session_arn if signer else "anonymous"
+        return f"User: {who} is not authorized to perform: execute-api:Invoke on resource: {resource} with an explicit deny"
+
+    def may_use_local(self, request: HttpRequest) -> bool:
+        """The runtime's own endpoints: any of its API keys, or a verified signature of a mapped role."""
+        if self.key_for(request.headers) is not None:
+            return True
+        return self._signatures.has_credentials and not isinstance(self.signer_of(request), Refusal)
+
     def key_for(self, headers: list[tuple[str, str]]) -> ApiKey | None:
         values = [v for name, v in headers if name.lower() == API_KEY_HEADER]
         return self._keys.get(values[-1]) if values else None
@@ -181,6 +218,7 @@ class Gateway:
         path_parameters: Mapping[str, str],
         key: ApiKey | None,
         request_id: str,
+        signer: RoleCredentials | None = None,
     ) -> dict[str, Any]:
         """The event a Lambda proxy integration of a REST API receives for this request."""
         headers = grouped(request.headers)
@@ -206,13 +244,18 @@ class Gateway:
             "multiValueQueryStringParameters": query or None,
             "pathParameters": dict(path_parameters) or None,
             "stageVariables": None,
-            "requestContext": self._request_context(request, route, key, request_id),
+            "requestContext": self._request_context(request, route, key, request_id, signer),
             "body": body,
             "isBase64Encoded": binary and body is not None,
         }
 
     def _request_context(
-        self, request: HttpRequest, route: Route, key: ApiKey | None, request_id: str
+        self,
+        request: HttpRequest,
+        route: Route,
+        key: ApiKey | None,
+        request_id: str,
+        signer: RoleCredentials | None = None,
     ) -> dict[str, Any]:
         now = datetime.now(UTC)
         user_agent = next((v for n, v in request.headers if n.lower() == "user-agent"), None)
@@ -244,6 +287,7 @@ class Gateway:
                 "user": None,
                 "apiKey": key.value if key else None,
                 "apiKeyId": key.id if key else None,
+                **(signer.identity() if signer else {}),
             },
             "domainName": self._host,
             "apiId": self.api.api_id,

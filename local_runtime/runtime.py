@@ -20,15 +20,18 @@ from typing import Any
 
 from lambdas import config
 from lambdas.config import KeyRole
+from lambdas.models.iam import IamCallers
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
-from local_runtime.console import Console, short_function_name, startup_banner
+from local_runtime.console import Console, iam_banner, short_function_name, startup_banner
+from local_runtime.context import DEFAULT_ACCOUNT
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
 from local_runtime.scheduler import Scheduler
+from local_runtime.sigv4 import IamSigner, SignatureCheck, signers_for
 from local_runtime.state import REPO_ROOT, STATE_FILE, remove_state, write_state
 
 DEFAULT_PORT = 3000
@@ -68,13 +71,23 @@ class RuntimeSettings:
     state_file: Path | None = STATE_FILE
 
 
+# `-c auth=iam` without a mapping of its own: one client and one operator role in moto's account.
+LOCAL_IAM_CONTEXT: Mapping[str, Any] = {
+    "iamClients": {"default": f"arn:aws:iam::{DEFAULT_ACCOUNT}:role/offload-default-client"},
+    "iamOperators": [f"arn:aws:iam::{DEFAULT_ACCOUNT}:role/offload-operator"],
+}
+
+
 def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The stack's template, synthesized in-process with the local context (no assets are bundled)."""
     # The CDK libraries run on the machine's Node (as `make` sets it): its end-of-life banner is noise.
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from infra.synth import synthesize
 
-    return synthesize(context={**LOCAL_CONTEXT, **(context or {})})
+    given = dict(context or {})
+    if given.get("auth") == config.AuthMode.IAM and "iamClients" not in given:
+        given = {**LOCAL_IAM_CONTEXT, **given}
+    return synthesize(context={**LOCAL_CONTEXT, **given})
 
 
 def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> dict[str, Any]:
@@ -131,6 +144,7 @@ class LocalRuntime:
         self.console = Console(verbose=self.settings.verbose, quiet=self.settings.quiet)
         self.api_key = self.settings.api_key or _new_key_value()
         self.keys: list[ApiKey] = []  # the template's keys with their local values (front door up)
+        self.signers: list[IamSigner] = []  # auth=iam: each mapped role with credentials made for it
         self.moto = MotoServer(port=self.settings.moto_port)
         self.provisioned: prov.Provisioned | None = None
         self.pools: dict[str, FunctionPool] = {}
@@ -272,7 +286,12 @@ class LocalRuntime:
         self.console.function_line(short_name, line)
 
     def _front_door(self, provisioned: prov.Provisioned, api: prov.ApiSpec) -> FrontDoor:
-        self.keys = local_keys(provisioned.api_keys, self.api_key)
+        # The api function's own mapping of IAM callers (auth=iam) says which roles get credentials.
+        mapping = provisioned.functions[api.routes[0].function].environment.get(config.ENV_IAM_CALLERS)
+        if mapping is not None:
+            self.signers = signers_for(IamCallers.model_validate_json(mapping))
+        else:
+            self.keys = local_keys(provisioned.api_keys, self.api_key)
         gateway = Gateway(
             api,
             self.keys,
@@ -280,6 +299,7 @@ class LocalRuntime:
             account=provisioned.account,
             region=provisioned.region,
             host=self.settings.host,
+            signatures=SignatureCheck([signer.credentials for signer in self.signers], provisioned.region),
         )
         return FrontDoor(
             gateway,
@@ -348,7 +368,11 @@ class LocalRuntime:
         if state is None or self.front_door is None:
             return
         keys = [{"name": key.name, "role": key.role, "id": key.id, "value": key.value} for key in self.keys]
-        document = {"url": self.url, "apiKey": self.api_key, "keys": keys, "awsEndpoint": self.moto.url}
+        document: dict[str, Any] = {"url": self.url, "keys": keys, "awsEndpoint": self.moto.url}
+        if self.signers:
+            document |= {"region": self.moto.region, "iam": [signer.as_state() for signer in self.signers]}
+        else:
+            document["apiKey"] = self.api_key
         if not write_state(state, document):
             self.console.say(
                 f"note: another live runtime owns {state}; reach this one with "
@@ -358,4 +382,6 @@ class LocalRuntime:
     def banner(self, elapsed: float) -> str:
         if self.front_door is None:
             return "offload local runtime is up (no API in the template)"
+        if self.signers:
+            return iam_banner(self.url, self.signers, self.moto.region, self.moto.url, elapsed)
         return startup_banner(self.url, self.keys, self.moto.url, elapsed)

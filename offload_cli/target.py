@@ -125,6 +125,13 @@ def _local_state(state_file: Path) -> dict[str, Any]:
         raise CliError(
             f"cannot read {state_file} ({error}): restart `make run`", ExitCode.UNREACHABLE
         ) from None
+    if isinstance(state, dict) and "iam" in state:
+        raise CliError(
+            "the local runtime runs with IAM callers (auth=iam) and the CLI speaks API keys only: call it "
+            "with offload_client and offload_client.aws.SigV4Auth, signing with the credentials it printed "
+            "(docs/client.md)",
+            ExitCode.USAGE,
+        )
     if not isinstance(state, dict) or not {"url", "apiKey"} <= state.keys():
         raise CliError(
             f"{state_file} is not the local runtime's state: restart `make run`", ExitCode.UNREACHABLE

@@ -12,7 +12,7 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Limit, Stats, Submitted
+from offload_client.models import Child, Delivery, Job, JobSummary, Limit, Stats, Submitted, WebhookSecret
 
 __all__ = [
     "ApiError",
@@ -32,4 +32,5 @@ __all__ = [
     "Submitted",
     "Unreachable",
     "WaitTimeout",
+    "WebhookSecret",
 ]

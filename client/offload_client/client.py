@@ -29,7 +29,17 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from offload_client.errors import ApiError, RateLimited, Unreachable, WaitTimeout, error_class
-from offload_client.models import TERMINAL, Child, Delivery, Job, JobSummary, Limit, Stats, Submitted
+from offload_client.models import (
+    TERMINAL,
+    Child,
+    Delivery,
+    Job,
+    JobSummary,
+    Limit,
+    Stats,
+    Submitted,
+    WebhookSecret,
+)
 
 PAGE_LIMIT = 100  # the most one page of a list route holds
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -133,6 +143,12 @@ class Client:
     def limits(self) -> tuple[Limit, ...]:
         """Each job type's flow-control limit and its keys in use (the operator's key only)."""
         return tuple(Limit.from_api(item) for item in self.request("GET", "limits")["limits"])
+
+    def webhook_secret(self, client: str | None = None) -> WebhookSecret:
+        """The caller's webhook signing secret; the operator may name any `client` (its key id, or in
+        IAM mode its name)."""
+        params = {"client": client} if client is not None else None
+        return WebhookSecret.from_api(self.request("GET", "webhook-secret", params=params))
 
     # -- the transport ------------------------------------------------------------------------------
 

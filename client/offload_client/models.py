@@ -139,3 +139,14 @@ class Stats(_FromApi):
     finished_per_minute: list[dict[str, Any]]
     more: bool
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class WebhookSecret(_FromApi):
+    """WebhookSecretView: `GET /webhook-secret`, the `whsec_...` secret a client's receivers verify with."""
+
+    client: str
+    secret: str
+    rotated_at: str | None
+    previous_valid_until: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -16,9 +16,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lambdas import config
+from lambdas.models.iam import IamCallers
 
 
 class Environment(BaseModel):
@@ -76,7 +77,7 @@ class LimitsSettings(Environment):
 
     @field_validator("job_limits", mode="before")
     @classmethod
-    def _parse(cls, value: Any) -> Any:
+    def _parse_job_limits(cls, value: Any) -> Any:  # its own name: a subclass's `_parse` would hide it
         from lambdas.models.limits import parse_overrides
 
         return parse_overrides(json.loads(value) if isinstance(value, str) and value else value)
@@ -88,9 +89,23 @@ class ApiSettings(
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
     deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
-    # The key id API Gateway reports for the operator key (never its value): that caller sees every job.
-    operator_key_id: str = Field(alias=config.ENV_OPERATOR_KEY_ID, min_length=1)
+    # Who the callers are, one of the two (CDK context `auth`): with API keys, the key id API Gateway
+    # reports for the operator key (never its value), the caller that sees every job; with IAM, the
+    # roles of the clients and operators.
+    operator_key_id: str | None = Field(alias=config.ENV_OPERATOR_KEY_ID, default=None, min_length=1)
+    iam_callers: IamCallers | None = Field(alias=config.ENV_IAM_CALLERS, default=None)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
+
+    @field_validator("iam_callers", mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        return IamCallers.model_validate_json(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> Self:
+        if (self.operator_key_id is None) == (self.iam_callers is None):
+            raise ValueError(f"set one of {config.ENV_OPERATOR_KEY_ID} and {config.ENV_IAM_CALLERS}")
+        return self
 
 
 class WorkerSettings(

@@ -48,12 +48,18 @@ class _Wire(BaseModel):
 
 
 class RotateSecretRequest(_Wire):
-    client: str = Field(pattern=CLIENT_PATTERN, description="The client's API key id (`ApiKeyId<Name>`).")
+    client: str = Field(
+        pattern=CLIENT_PATTERN,
+        description="The client's API key id (`ApiKeyId<Name>`), or with IAM callers its name.",
+    )
 
 
 class WebhookSecretView(_Wire):
     client: str = Field(
-        description="The client's API key id; every event it submits carries it as `client` in the signed body."
+        description=(
+            "The client's API key id (with IAM callers, its name); every event it submits carries it as "
+            "`client` in the signed body."
+        )
     )
     secret: str = Field(description="The `whsec_...` secret this client's receivers verify signatures with.")
     rotated_at: str | None = Field(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class UnsupportedTemplateError(ValueError):
@@ -87,6 +88,7 @@ class Route:
     resource: str  # API Gateway resource path, e.g. /jobs/{jobId}
     function: str  # logical id of the proxy-integrated function
     api_key_required: bool
+    authorization: str = "NONE"  # or AWS_IAM: a SigV4 signature (local_runtime/sigv4.py)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class ApiSpec:
     binary_media_types: tuple[str, ...] = ()
     limits: UsagePlanLimits = UsagePlanLimits()
     gateway_responses: Mapping[str, GatewayResponse] = field(default_factory=dict)  # by ResponseType
+    policy: Mapping[str, Any] | None = None  # the resource policy (auth=iam)
 
 
 @dataclass

@@ -38,7 +38,7 @@ READ_PROPERTIES: Mapping[str, frozenset[str]] = {
         | {"FunctionResponseTypes", "ScalingConfig"}
     ),
     model.RULE: frozenset({"ScheduleExpression", "State", "Targets", "Description"}),
-    model.REST_API: frozenset({"ApiKeySourceType", "Description", "EndpointConfiguration", "Name"}),
+    model.REST_API: frozenset({"ApiKeySourceType", "Description", "EndpointConfiguration", "Name", "Policy"}),
     model.API_RESOURCE: frozenset({"ParentId", "PathPart", "RestApiId"}),
     model.API_METHOD: frozenset(
         {"HttpMethod", "ResourceId", "RestApiId", "ApiKeyRequired", "Integration", "AuthorizationType"}
@@ -54,8 +54,9 @@ READ_PROPERTIES: Mapping[str, frozenset[str]] = {
         {"ResponseType", "RestApiId", "StatusCode", "ResponseTemplates", "ResponseParameters"}
     ),
 }
-# Lambda authorizers, IAM auth and Cognito would need reproducing; the stack uses API keys only.
-_AUTHORIZATION = "NONE"
+# Lambda authorizers and Cognito would need reproducing; the stack uses API keys, or IAM (auth=iam),
+# whose signatures the gateway checks (local_runtime/sigv4.py).
+_AUTHORIZATIONS = frozenset({"NONE", "AWS_IAM"})
 _TARGET_KEYS = frozenset({"Arn", "Id", "Input", "RetryPolicy"})
 
 
@@ -192,13 +193,14 @@ class Readers:
                 str(props["ResponseType"]): self._gateway_response(props)
                 for props in self._of_api(model.GATEWAY_RESPONSE, logical_id)
             },
+            policy=self._value(self._definitions[logical_id].get("Properties", {}), "Policy"),
         )
 
     def _route(self, api_id: str, method: Mapping[str, Any]) -> Route:
         integration = method.get("Integration", {})
         if (
             integration.get("Type") != "AWS_PROXY"
-            or method.get("AuthorizationType", "NONE") != _AUTHORIZATION
+            or method.get("AuthorizationType", "NONE") not in _AUTHORIZATIONS
         ):
             raise UnsupportedTemplateError(
                 f"a method of {api_id} is not a Lambda proxy integration without authorizer"
@@ -212,6 +214,7 @@ class Readers:
             resource=self._api_path(method["ResourceId"]),
             function=function,
             api_key_required=bool(self._value(method, "ApiKeyRequired", False)),
+            authorization=str(method.get("AuthorizationType", "NONE")),
         )
 
     def _gateway_response(self, props: Mapping[str, Any]) -> GatewayResponse:

@@ -112,3 +112,13 @@ def test_key_and_api_key_or_url_do_not_mix(tmp_path: Path) -> None:
         resolve_target(_args(api_key="k", key="operator"), state_file=tmp_path / "none.json")
     with pytest.raises(CliError, match="with --url, give --api-key"):
         resolve_target(_args(url="https://x.example/v1", key="operator"), state_file=tmp_path / "none.json")
+
+
+def test_a_runtime_with_iam_callers_says_the_cli_speaks_api_keys(tmp_path: Path) -> None:
+    """Seen to fail (a KeyError on apiKey) without the check."""
+    state = tmp_path / "runtime.json"
+    state.write_text(
+        json.dumps({"url": "http://127.0.0.1:3000/v1/", "keys": [], "iam": [{"name": "default"}]})
+    )
+    with pytest.raises(CliError, match=r"IAM callers.*SigV4Auth"):
+        resolve_target(_args(), state_file=state)

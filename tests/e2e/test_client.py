@@ -3,18 +3,20 @@ docs/client.md's examples (submit from a web handler, wait, list and retry, veri
 local runtime, driven by the script below. The examples are taken from the doc as printed."""
 
 import base64
+import json
 import os
 import re
 import subprocess
 import textwrap
 import time
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lambdas.jobs import webhook_signing
-from local_runtime.runtime import LocalRuntime
+from local_runtime.runtime import LocalRuntime, RuntimeSettings
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +67,7 @@ DRIVER = textwrap.dedent(
 
 def _examples() -> dict[str, str]:
     found = dict(_BLOCK.findall(DOC.read_text()))
-    assert set(found) == {"submit", "wait", "receiver"}, "docs/client.md lost an example"
+    assert set(found) == {"submit", "lambda", "wait", "receiver"}, "docs/client.md lost an example"
     return found
 
 
@@ -87,18 +89,38 @@ def _run(python: Path, script: Path, env: dict[str, str]) -> subprocess.Complete
     )
 
 
-@pytest.fixture(scope="module")
-def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv with nothing but offload-client and what it depends on (requests, from the registry)."""
-    where = tmp_path_factory.mktemp("client-venv")
+def _fresh_venv(where: Path, requirement: str) -> Path:
     venv.create(where, with_pip=True)
     python = where / "bin" / "python"
     subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT / "client")],
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", requirement],
         check=True,
         timeout=240,
     )
     return python
+
+
+@pytest.fixture(scope="module")
+def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv with nothing but offload-client and what it depends on (requests, from the registry)."""
+    return _fresh_venv(tmp_path_factory.mktemp("client-venv"), str(ROOT / "client"))
+
+
+@pytest.fixture(scope="module")
+def aws_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same with the `aws` extra: offload-client, requests and botocore."""
+    return _fresh_venv(tmp_path_factory.mktemp("client-aws-venv"), f"{ROOT / 'client'}[aws]")
+
+
+@pytest.fixture(scope="module")
+def iam_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
+    """`make run RUN_ARGS="-c auth=iam"`: the runtime's default IAM mapping, its state file written."""
+    state = tmp_path_factory.mktemp("iam-state") / "runtime.json"
+    started = LocalRuntime(
+        RuntimeSettings(port=0, context={"auth": "iam"}, quiet=True, state_file=state)
+    ).start()
+    yield started
+    started.stop()
 
 
 def test_the_docs_examples_run_with_only_the_client_installed(
@@ -147,3 +169,64 @@ def test_the_readmes_example_runs_with_only_the_client_installed(
     done = _run(fresh_python, tmp_path / "readme.py", {"PATH": os.environ["PATH"]})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == "done"
+
+
+# Runs the doc's Lambda example as Lambda would (twice: a redelivered event), then what must be refused.
+IAM_DRIVER = textwrap.dedent(
+    """
+    import requests
+    from offload_client import Forbidden
+
+    event = {"orderId": "o-1", "email": "ada@example.com"}
+    first = handler(event, None)
+    assert handler(event, None) == first, "a redelivered event made a second job"
+    job = offload.wait(first["jobId"], timeout=60)
+    assert job.status == "done", job
+    assert [j.job_id for j in offload.list()] == [first["jobId"]]
+    assert offload.webhook_secret().client == "default"
+
+    unsigned = requests.post(os.environ["OFFLOAD_URL"] + "jobs", json={"type": "send_email", "payload": {}})
+    assert unsigned.status_code == 403 and unsigned.json()["error"]["code"] == "forbidden", unsigned.text
+    import botocore.session
+    from offload_client import Client
+    from offload_client.aws import SigV4Auth
+
+    wrong = botocore.session.Session()
+    wrong.set_credentials(os.environ["AWS_ACCESS_KEY_ID"], "not-the-secret", os.environ["AWS_SESSION_TOKEN"])
+    try:
+        Client(os.environ["OFFLOAD_URL"], auth=SigV4Auth(session=wrong)).get(first["jobId"])
+    except Forbidden as refused:
+        assert refused.code == "forbidden", refused
+    else:
+        raise AssertionError("a wrong signature was let in")
+    print("signed example ran")
+    """
+)
+
+
+def test_the_lambda_example_signs_with_the_credentials_make_run_prints(
+    aws_python: Path, iam_runtime: LocalRuntime, tmp_path: Path
+) -> None:
+    """docs/client.md's Lambda example, in a fresh virtualenv holding `pip install './client[aws]'`,
+    signs with the credentials the IAM-mode runtime printed and wrote to runtime.json (botocore's chain
+    reads them from the environment, as a function's role arrives). Seen to fail with the runtime's
+    signature check accepting any signature ("a wrong signature was let in")."""
+    state = json.loads(Path(str(iam_runtime.settings.state_file)).read_text())
+    (client,) = [entry for entry in state["iam"] if entry["role"] == "client"]
+    banner = iam_runtime.banner(0.0)
+    for field in ("accessKeyId", "secretAccessKey", "sessionToken"):
+        assert client[field] in banner, f"the banner does not print {field}"
+    (tmp_path / "fn.py").write_text("\n".join([_examples()["lambda"], IAM_DRIVER]))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),  # no shared AWS config or credentials files of this machine
+        "OFFLOAD_URL": state["url"],
+        "AWS_ACCESS_KEY_ID": client["accessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": client["secretAccessKey"],
+        "AWS_SESSION_TOKEN": client["sessionToken"],
+        "AWS_REGION": state["region"],
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    done = _run(aws_python, tmp_path / "fn.py", env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "signed example ran" in done.stdout

@@ -35,3 +35,21 @@ def custom_template() -> dict[str, Any]:
     from infra.synth import synthesize
 
     return synthesize(CUSTOM_CONTEXT)
+
+
+# IAM callers (auth=iam): two clients and an operator role with a path.
+IAM_CONTEXT: dict[str, Any] = {
+    "auth": "iam",
+    "iamClients": {
+        "alpha": "arn:aws:iam::111122223333:role/alpha-app",
+        "beta": "arn:aws:iam::444455556666:role/beta-worker",
+    },
+    "iamOperators": "arn:aws:iam::111122223333:role/ops/offload-operator",
+}
+
+
+@pytest.fixture(scope="session")
+def iam_template() -> dict[str, Any]:
+    from infra.synth import synthesize
+
+    return synthesize(IAM_CONTEXT)

@@ -100,7 +100,9 @@ def test_environment_is_what_the_settings_models_declare(
 ) -> None:
     env = _env(template, spec.entry_point)
     assert _declared(spec, required=True) <= set(env)
-    assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables())
+    # The callers' variable of the default mode: IAM_CALLERS replaces OPERATOR_KEY_ID with auth=iam
+    # (tests/infra/test_iam_auth.py).
+    assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables()) - {config.ENV_IAM_CALLERS}
     # The function will accept it: every model loads from exactly this environment.
     concrete = {name: value if isinstance(value, str) else "deploy-time" for name, value in env.items()}
     for model in spec.settings:

@@ -72,9 +72,11 @@ class Pipeline:
         raw_body: str | None = None,
         base64_body: bool = False,
         api_key_id: str | None = None,
+        identity: dict[str, Any] | None = None,
     ) -> ApiResponse:
         """One request as API Gateway passes it on; `api_key_id` names the caller's key (by default the
-        client key of tests/events/api_post_job.json)."""
+        client key of tests/events/api_post_job.json), `identity` sets other fields of
+        requestContext.identity (a signed request's userArn)."""
         event = copy.deepcopy(load_event("api_post_job.json"))
         path, _, query = path.partition("?")
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
@@ -87,6 +89,7 @@ class Pipeline:
         event["resource"], event["pathParameters"] = _resource(path)
         if api_key_id is not None:
             event["requestContext"]["identity"]["apiKeyId"] = api_key_id
+        event["requestContext"]["identity"].update(identity or {})
         event["requestContext"]["httpMethod"] = method
         event["requestContext"]["resourcePath"] = event["resource"]
         event["requestContext"]["requestId"] = str(uuid.uuid4())

@@ -16,12 +16,17 @@ from lambdas.models.api import ErrorResponse
 _REF: Final = "#/components/schemas/"
 _SUBMIT_REQUEST: Final = "SubmitJobRequest"
 _POWERTOOLS_422: Final = "Validation Error"
+# API Gateway's own 403, before the function runs, in either mode (CDK context `auth`).
+REFUSED_CALLER: Final = (
+    "Missing or invalid API key, or with IAM callers a missing, invalid or stale SigV4 signature or a "
+    "role that is not mapped (answered by API Gateway)"
+)
 _ERRORS: dict[int, str] = {
     400: (
         f"Malformed JSON, arrays or objects nested deeper than {config.MAX_JSON_DEPTH} levels, "
         "or a request that does not match the schema."
     ),
-    403: "Missing or invalid API key (answered by API Gateway).",
+    403: f"{REFUSED_CALLER}.",
     404: "No such job.",
     409: "The Idempotency-Key was used before with a different body.",
     413: f"The request body is over {config.MAX_BODY_BYTES // 1024} KiB, or the job would be too large to store.",
@@ -61,8 +66,17 @@ def describe_api(app: APIGatewayRestResolver) -> str:
         version="1.0.0",
         summary="Submit slow work and follow it to the end.",
         servers=[Server(url="/")],
-        security_schemes={"apiKey": APIKey(name="x-api-key", in_=APIKeyIn.header)},
-        security=[{"apiKey": []}],
+        # One document for both modes: a stack takes API keys (the default) or SigV4 (auth=iam).
+        security_schemes={
+            "apiKey": APIKey(name="x-api-key", in_=APIKeyIn.header),
+            "sigv4": APIKey(
+                name="Authorization",
+                in_=APIKeyIn.header,
+                description="AWS Signature Version 4 (service execute-api), with CDK context auth=iam.",
+                **{"x-amazon-apigateway-authtype": "awsSigv4"},
+            ),
+        },
+        security=[{"apiKey": []}, {"sigv4": []}],
     )
     document = json.loads(app.get_openapi_json_schema())
     _without_powertools_422(document)

@@ -12,7 +12,7 @@ from typing import cast
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from lambdas.handlers.rest.identity import caller_of
+from lambdas.handlers.rest.identity import caller_of, iam_caller_of
 from lambdas.jobs.types import register_builtin_types
 from lambdas.models import settings
 from lambdas.models.caller import Caller
@@ -44,6 +44,10 @@ def request_of(router: Router) -> APIGatewayProxyEvent:
 
 
 def caller(router: Router) -> Caller:
-    """The request's caller: its API key's id, and whether that is the operator key's."""
-    key_id = request_of(router).request_context.identity.api_key_id
-    return caller_of(key_id, settings.api().operator_key_id)
+    """The request's caller: its API key's id, and whether that is the operator key's; in IAM mode, the
+    client or operator its signing role is mapped to."""
+    identity = request_of(router).request_context.identity
+    api = settings.api()
+    if api.iam_callers is not None:
+        return iam_caller_of(identity.user_arn, api.iam_callers)
+    return caller_of(identity.api_key_id, api.operator_key_id or "")

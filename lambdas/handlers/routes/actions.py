@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from lambdas import config
 from lambdas.handlers.rest.links import job_url
-from lambdas.handlers.rest.openapi import responses
+from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
 from lambdas.handlers.rest.services import caller, request_of, services
 from lambdas.models.api import BulkRequest, JobView, SubmitJobResponse
 from lambdas.models.job import JobAction
@@ -20,7 +20,7 @@ JobId = Annotated[str, Path(alias="jobId", min_length=1, max_length=64)]
 _NOT_FOUND = (404, "No such job, or one another client's key submitted.")
 _OPERATOR_ONLY = (
     403,
-    "Missing or invalid API key (answered by API Gateway), or a client's key: bulk actions are the operator's.",
+    f"{REFUSED_CALLER}, or a client's key: bulk actions are the operator's.",
 )
 
 

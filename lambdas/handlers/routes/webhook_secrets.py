@@ -7,7 +7,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from lambdas.handlers.rest.openapi import responses
+from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
 from lambdas.handlers.rest.services import caller
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, client_of, require_operator, webhook_secrets
 from lambdas.models import settings
@@ -17,11 +17,11 @@ router = Router()
 
 _OTHER_CLIENT = (
     403,
-    "Missing or invalid API key (answered by API Gateway), or a client's key naming another client.",
+    f"{REFUSED_CALLER}, or a client's key naming another client.",
 )
 _OPERATOR_ONLY = (
     403,
-    "Missing or invalid API key (answered by API Gateway), or a client's key: rotation is the operator's.",
+    f"{REFUSED_CALLER}, or a client's key: rotation is the operator's.",
 )
 
 
@@ -38,13 +38,17 @@ settings.forget_on_reset(_secrets)
     summary="A webhook signing secret",
     description=(
         "The `whsec_...` secret the caller's receivers verify its events with (made on first use). The "
-        "operator may name any client by its API key id (`client`)."
+        "operator may name any client by its API key id, or with IAM callers its name (`client`)."
     ),
     responses=responses(200, "The secret", WebhookSecretView, 400, _OTHER_CLIENT),
 )
 def get_webhook_secret(
     client: Annotated[
-        str | None, Query(pattern=CLIENT_PATTERN, description="A client's API key id (operator only).")
+        str | None,
+        Query(
+            pattern=CLIENT_PATTERN,
+            description="A client's API key id, or with IAM callers its name (operator only).",
+        ),
     ] = None,
 ) -> WebhookSecretView:
     found = _secrets()
