@@ -38,7 +38,13 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: venv node_modules/.installed browser lint typecheck
+# pydantic-core's WebAssembly wheel, for the CPython 3.14 run of the functions' code (tests/py314), fetched once.
+PY314_WHEELS := $(VENV)/pyodide-wheels
+$(PY314_WHEELS)/.installed: $(VENV)/.installed node_modules/.installed
+	$(PY) -m tests.py314.wheels $(PY314_WHEELS)
+	@touch $@
+
+test: venv node_modules/.installed browser lint typecheck $(PY314_WHEELS)/.installed
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 # Mutation testing of lambdas/lifecycle and lambdas/store (not part of `make test`: it takes long).

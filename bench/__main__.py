@@ -2,7 +2,8 @@
 
     python -m bench                 all figures
     python -m bench --check         the same, exit status 1 when a goal is missed
-    python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local, limits)
+    python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
+                                    start_times, limits)
 
 Each ratio's two sides are measured in the same run, interleaved, against equal floors; see each
 module's docstring for what exactly is compared. Nothing is printed but the figures.
@@ -17,7 +18,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 from bench.report import Figure
 
-GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "limits")
+GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "start_times", "limits")
 
 
 def _in_stack(measure_name: str) -> Callable[[], list[Figure]]:
@@ -43,6 +44,10 @@ def _group(name: str) -> Callable[[], list[Figure]]:
         from bench import local_throughput
 
         return local_throughput.measure
+    if name == "start_times":
+        from bench import start_times
+
+        return start_times.measure
     return _in_stack(name)
 
 

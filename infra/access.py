@@ -22,8 +22,12 @@ class Resource(StrEnum):
     DELIVERIES_TABLE = "deliveries table"
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
     LIMITS_TABLE = "limits table"
-    MAIN_QUEUE = "main queue"
-    DEAD_LETTER_QUEUE = "dead-letter queue"
+    SCHEDULES_TABLE = "schedules table"
+    MAIN_QUEUE = "main queue"  # a worker's own job queue: the shared one, or its group's
+    DEAD_LETTER_QUEUE = "dead-letter queue"  # likewise, its own
+    OTHER_JOB_QUEUES = "the other workers' job queues"
+    EVERY_DEAD_LETTER_QUEUE = "every worker's dead-letter queue"
+    JOB_SECRETS = "the secrets its job types declare"
     UPLOADS_BUCKET = "uploads bucket"
     UPLOADED_FILES = "uploads bucket, uploads/*"
     RESULT_FILES = "uploads bucket, results/*"
@@ -74,9 +78,21 @@ ACCESS: Final[Mapping[str, Access]] = {
         # GET /stats reads both queues' approximate depths.
         Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
         Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
+        # a job of a type that runs in a function of its own goes to that function's queue.
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         Resource.UPLOADS_BUCKET: ("s3:ListBucket",),
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),
+        # /schedules: a create puts the schedule and counts it (TransactWriteItems: PutItem, UpdateItem), a
+        # delete deletes and uncounts it (DeleteItem, UpdateItem); reads are GetItem and Query, a change a
+        # conditional PutItem, a run now records its job (UpdateItem).
+        Resource.SCHEDULES_TABLE: (
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ),
         **_EVERY_FUNCTION,
     },
     # claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
@@ -94,6 +110,8 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",),
         Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
         Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
+        # children, and the jobs a bulk action retries, go to their types' queues.
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         Resource.UPLOADED_FILES: ("s3:GetObject",),
         Resource.RESULT_FILES: ("s3:PutObject",),
         # a delivery reads its client's secrets (GetItem) and makes them on first use (PutItem); on an
@@ -104,6 +122,8 @@ ACCESS: Final[Mapping[str, Access]] = {
         # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
         # key's first use (PutItem).
         Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
+        # `context.secret(name)`: only the secrets the types of this worker declared.
+        Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",),
         **_EVERY_FUNCTION,
     },
     # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read
@@ -111,7 +131,7 @@ ACCESS: Final[Mapping[str, Access]] = {
     # publishing to an encrypted topic needs a data key from the topic's key.
     "dead_letter": {
         Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
-        Resource.DEAD_LETTER_QUEUE: _POLLED,
+        Resource.EVERY_DEAD_LETTER_QUEUE: _POLLED,
         Resource.ALERTS_TOPIC: ("sns:Publish",),
         Resource.ALERTS_KEY: ("kms:Decrypt", "kms:GenerateDataKey"),
         **_EVERY_FUNCTION,
@@ -122,6 +142,16 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
         Resource.STATUS_INDEX: ("dynamodb:Query",),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
+        **_EVERY_FUNCTION,
+    },
+    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
+    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    "schedules": {
+        Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
 }

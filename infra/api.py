@@ -36,13 +36,21 @@ ROUTES: Final = (
     ("GET", "/jobs/{jobId}/deliveries"),
     ("POST", "/jobs/{jobId}/retry"),
     ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/{jobId}/reschedule"),
     ("POST", "/jobs/retry"),
     ("POST", "/jobs/cancel"),
+    ("POST", "/schedules"),
+    ("GET", "/schedules"),
+    ("GET", "/schedules/{scheduleId}"),
+    ("PATCH", "/schedules/{scheduleId}"),
+    ("DELETE", "/schedules/{scheduleId}"),
+    ("POST", "/schedules/{scheduleId}/run"),
     ("GET", "/stats"),
     ("GET", "/limits"),
     ("POST", "/uploads"),
     ("GET", "/webhook-secret"),
     ("POST", "/webhook-secret/rotate"),
+    ("GET", "/openapi.json"),
 )
 
 # Responses API Gateway sends itself, before the function runs, rewritten to the function's error shape.
@@ -248,8 +256,9 @@ class JobsApi(Construct):
             options: dict[str, Any] = {}
             if iam_mode:
                 options["authorization_type"] = apigateway.AuthorizationType.IAM
-            if "{jobId}" in path:
-                options["request_parameters"] = {"method.request.path.jobId": True}
+            for parameter in ("jobId", "scheduleId"):
+                if f"{{{parameter}}}" in path:
+                    options["request_parameters"] = {f"method.request.path.{parameter}": True}
             if (method, path) == ("POST", "/jobs"):
                 options["request_models"] = {"application/json": submit_job}
             api.root.resource_for_path(path).add_method(

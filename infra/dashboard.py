@@ -134,7 +134,11 @@ def _durations_by_type() -> list[cloudwatch.IMetric]:
 
 
 def _queue_widgets(queues: JobQueues) -> list[cloudwatch.IWidget]:
-    pairs = (("main", queues.main), ("dead-letter", queues.dead_letter))
+    pairs = [
+        (f"{kind}{' ' + suffix if suffix else ''}", queue)
+        for suffix, pair in queues.pairs.items()
+        for kind, queue in (("main", pair.queue), ("dead-letter", pair.dead_letter))
+    ]
     depth = [
         queue.metric_approximate_number_of_messages_visible(
             period=PERIOD, statistic=cloudwatch.Stats.MAXIMUM, label=label

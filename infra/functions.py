@@ -1,11 +1,15 @@
-"""The four functions: one spec each, one factory for what they share.
+"""The functions: api, one worker per worker group (infra/job_types.py), dead_letter and recovery; one
+spec each, one factory for what they share.
 
 Each function's environment comes from its settings model (infra/environment.py) and its permissions
-from the access table (infra/access.py), granted by the constructs that own the resources.
+from the access table (infra/access.py), granted by the constructs that own the resources. A worker
+group's function is the worker's spec with the group's timeout and memory, its own queue and DLQ,
+and only its own types' settings and secrets.
 """
 
+import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -18,6 +22,8 @@ from pydantic import BaseModel
 
 from infra.access import ACCESS, Access, Resource, grant
 from infra.environment import environment_for
+from infra.job_secrets import JobSecrets
+from infra.job_types import JobTypeCatalog, WorkerGroup
 from infra.keys import ApiKeys
 from infra.monitoring import Alerts, WatchedFunctions
 from infra.nag import acknowledge, arn_of
@@ -34,7 +40,13 @@ from infra.settings import (
 from infra.storage import Storage
 from infra.tables import JobTables
 from lambdas import config
-from lambdas.models.settings import ApiSettings, DeadLetterSettings, RecoverySettings, WorkerSettings
+from lambdas.models.settings import (
+    ApiSettings,
+    DeadLetterSettings,
+    FiringSettings,
+    RecoverySettings,
+    WorkerSettings,
+)
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
@@ -85,7 +97,14 @@ RECOVERY: Final = FunctionSpec(
     (RecoverySettings,),
     config.RECOVERY_TIMEOUT_SECONDS,
 )
-SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY)
+SCHEDULES: Final = FunctionSpec(
+    "Schedules",
+    "schedules",
+    "offload schedules: EventBridge Scheduler's target, creates one job per firing of a recurring schedule",
+    (FiringSettings,),
+    config.SCHEDULES_TIMEOUT_SECONDS,
+)
+SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY, SCHEDULES)
 
 
 class ResourceOwner(Protocol):
@@ -154,24 +173,43 @@ class Functions(Construct):
         storage: Storage,
         alerts: Alerts,
         keys: ApiKeys | None,
+        catalog: JobTypeCatalog,
+        groups: Sequence[WorkerGroup],
+        secrets: JobSecrets,
     ) -> None:
         super().__init__(scope, construct_id)
-        offered = stack_environment(settings, tables, queues, storage, alerts, keys)
-        owners: tuple[ResourceOwner, ...] = (tables, queues, storage, alerts, SenderIdentity(self, settings))
-        built = {}
+        offered = {
+            **stack_environment(settings, tables, queues, storage, alerts, keys),
+            **job_types_environment(self, catalog, queues),
+        }
+        shared: tuple[ResourceOwner, ...] = (tables, storage, alerts, SenderIdentity(self, settings))
+        built: dict[str, ServiceFunction] = {}
+        self.workers: dict[str, ServiceFunction] = {}  # by group suffix, the shared worker's ""
         for spec in SPECS:
-            function = ServiceFunction(
-                self, spec, code=code, environment=environment_for(spec.settings, offered)
-            )
-            for owner in owners:
-                owner.grant_access(function.role, spec.access)
-            built[spec.entry_point] = function
-        self.api = built[API.entry_point]
-        self.worker = built[WORKER.entry_point]
-        self.dead_letter = built[DEAD_LETTER.entry_point]
-        self.recovery = built[RECOVERY.entry_point]
-        # Every function by its entry point, in SPECS order: for what watches all of them (the dashboard).
-        self.by_entry_point: dict[str, lambda_.IFunction] = {name: f.function for name, f in built.items()}
+            for group in groups if spec is WORKER else (None,):
+                own = worker_spec(group) if group is not None else spec
+                environment = {
+                    **offered,
+                    **(group_environment(self, group, catalog, queues, secrets) if group else {}),
+                }
+                function = ServiceFunction(
+                    self, own, code=code, environment=environment_for(own.settings, environment)
+                )
+                names = catalog.secrets_of(group.types) if group is not None else ()
+                for owner in (*shared, queues.of(group.suffix if group else ""), secrets.of(names)):
+                    owner.grant_access(function.role, own.access)
+                built[own.construct_id] = function
+                if group is not None:
+                    self.workers[group.suffix] = function
+        self.api = built[API.construct_id]
+        self.worker = self.workers[""]
+        self.dead_letter = built[DEAD_LETTER.construct_id]
+        self.recovery = built[RECOVERY.construct_id]
+        self.schedules = built[SCHEDULES.construct_id]
+        # Every function by its name on the dashboard, in SPECS order: for what watches all of them.
+        self.by_entry_point: dict[str, lambda_.IFunction] = {
+            _dashboard_name(construct_id): f.function for construct_id, f in built.items()
+        }
         acknowledge(
             self,
             "AwsSolutions-IAM5",
@@ -183,8 +221,62 @@ class Functions(Construct):
             ],
         )
         self.watched = WatchedFunctions(
-            self.worker.function, self.dead_letter.function, self.recovery.function
+            self.worker.function,
+            self.dead_letter.function,
+            self.recovery.function,
+            {suffix: f.function for suffix, f in self.workers.items() if suffix},
         )
+
+
+def _dashboard_name(construct_id: str) -> str:
+    """`Worker` -> `worker`, `DeadLetter` -> `dead_letter`, `Worker180s1024MB` -> `worker-180s1024MB`."""
+    for spec in SPECS:
+        if construct_id == spec.construct_id:
+            return spec.entry_point
+    return f"{WORKER.entry_point}-{construct_id.removeprefix(WORKER.construct_id)}"
+
+
+def worker_spec(group: WorkerGroup) -> FunctionSpec:
+    """The worker's spec for a group: the shared worker's as it is, the others' with their own needs."""
+    if group.shared:
+        return WORKER
+    return dataclasses.replace(
+        WORKER,
+        construct_id=f"{WORKER.construct_id}{group.suffix}",
+        description=f"offload worker: runs {', '.join(group.types)} from its own queue",
+        timeout_seconds=group.timeout_seconds,
+        memory_mb=group.memory_mb,
+    )
+
+
+def job_types_environment(scope: Construct, catalog: JobTypeCatalog, queues: JobQueues) -> dict[str, str]:
+    """What every function may know of the job types: the user's packages, and each type's queue."""
+    stack = Stack.of(scope)
+    offered = {config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes())}
+    if catalog.packages:
+        offered[config.ENV_JOB_PACKAGES] = ",".join(catalog.package_names)
+    return offered
+
+
+def group_environment(
+    scope: Construct, group: WorkerGroup, catalog: JobTypeCatalog, queues: JobQueues, secrets: JobSecrets
+) -> dict[str, str]:
+    """A worker's own values: its queues, a lease that outlives its timeout, its types' settings and
+    the ARNs of their secrets (no other worker's)."""
+    stack = Stack.of(scope)
+    pair = queues.pairs[group.suffix]
+    environment = {
+        config.ENV_QUEUE_URL: pair.queue.queue_url,
+        config.ENV_DLQ_URL: pair.dead_letter.queue_url,
+        config.ENV_LEASE_SECONDS: str(group.lease_seconds),
+    }
+    type_settings = catalog.settings_of(group.types)
+    if type_settings:
+        environment[config.ENV_JOB_SETTINGS] = stack.to_json_string(type_settings)
+    names = catalog.secrets_of(group.types)
+    if names:
+        environment[config.ENV_JOB_SECRETS] = stack.to_json_string(secrets.arns(names))
+    return environment
 
 
 def stack_environment(
@@ -212,7 +304,6 @@ def stack_environment(
         config.ENV_SENDER_EMAIL: settings.sender_email,
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
-        config.ENV_LEASE_SECONDS: str(config.LEASE_SECONDS),
         config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
         config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
@@ -222,6 +313,9 @@ def stack_environment(
         config.ENV_LIMITS_TABLE: tables.limits.table_name,
         config.ENV_JOB_LIMITS: json.dumps(settings.limit_overrides, separators=(",", ":"), sort_keys=True),
         config.ENV_LIMIT_MAX_WAIT_SECONDS: str(config.LIMIT_MAX_WAIT_SECONDS),
+        config.ENV_SCHEDULE_HORIZON_SECONDS: str(settings.schedule_horizon_seconds),
+        config.ENV_SCHEDULES_TABLE: tables.schedules.table_name,
+        config.ENV_MAX_SCHEDULES_PER_CLIENT: str(settings.max_schedules_per_client),
     }
 
 

@@ -1,6 +1,6 @@
 """Alerting: the encrypted SNS topic, and the alarms that publish to it."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.access import Access, Resource, grant
@@ -74,6 +75,7 @@ class WatchedFunctions:
     worker: lambda_.IFunction
     dead_letter: lambda_.IFunction
     recovery: lambda_.IFunction
+    group_workers: Mapping[str, lambda_.IFunction]  # by group suffix: the workers besides the shared one
 
 
 class Alarms(Construct):
@@ -89,6 +91,7 @@ class Alarms(Construct):
         functions: WatchedFunctions,
         api_stage: apigateway.Stage,
         settings: Settings,
+        schedule_dead_letters: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self._action = cloudwatch_actions.SnsAction(alerts.topic)
@@ -123,7 +126,26 @@ class Alarms(Construct):
             functions.worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
             "Worker invocations were throttled: account concurrency is short.",
         )
+        for suffix, worker in functions.group_workers.items():
+            self._any(
+                f"WorkerErrors{suffix}",
+                worker.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
+                f"Worker {suffix} invocations failed as a whole (crash or timeout).",
+            )
+            self._any(
+                f"WorkerThrottles{suffix}",
+                worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
+                f"Worker {suffix} invocations were throttled: account concurrency is short.",
+            )
         self._sweep_alarm(settings)
+        self._any(
+            "ScheduleTicksFailed",
+            # EventBridge Scheduler's dead letters are sent (not redriven), so SQS counts them here.
+            schedule_dead_letters.metric_number_of_messages_sent(
+                period=_PERIOD, statistic=cloudwatch.Stats.SUM
+            ),
+            "A tick of the recurring schedules failed after its retries: their firings of that minute made no job.",
+        )
         self._alarm(
             "ApiServerErrorRate",
             api_stage.metric_server_error(period=_PERIOD, statistic=cloudwatch.Stats.AVERAGE),
@@ -134,11 +156,17 @@ class Alarms(Construct):
         alerts.allow_alarms(self._arns)
 
     def _queue_alarms(self, queues: JobQueues, settings: Settings) -> None:
+        for suffix, pair in queues.pairs.items():
+            self._queue_pair_alarms(
+                suffix, pair.queue, pair.dead_letter, settings.retry_span_seconds(pair.group.timeout_seconds)
+            )
+
+    def _queue_pair_alarms(self, suffix: str, queue: sqs.IQueue, dead_letter: sqs.IQueue, span: int) -> None:
         # The dead-letter function drains this queue within a minute; a message that stays for two
         # whole periods means that function is failing or cannot keep up.
         self._alarm(
-            "DeadLetterQueueNotDrained",
-            queues.dead_letter.metric_approximate_number_of_messages_visible(
+            f"DeadLetterQueueNotDrained{suffix}",
+            dead_letter.metric_approximate_number_of_messages_visible(
                 period=_PERIOD, statistic=cloudwatch.Stats.MINIMUM
             ),
             threshold=0,
@@ -147,11 +175,11 @@ class Alarms(Construct):
             description="Messages stay on the dead-letter queue: the dead-letter function is failing or behind.",
         )
         self._alarm(
-            "QueueBacklogAge",
-            queues.main.metric_approximate_age_of_oldest_message(
+            f"QueueBacklogAge{suffix}",
+            queue.metric_approximate_age_of_oldest_message(
                 period=_PERIOD, statistic=cloudwatch.Stats.MAXIMUM
             ),
-            threshold=settings.longest_retry_span_seconds,
+            threshold=span,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=2,
             description="A job message is older than the longest legitimate delay-plus-retry schedule "

@@ -1,4 +1,7 @@
-"""The main job queue and its dead-letter queue."""
+"""The job queues and their dead-letter queues: the shared worker's, and one pair per worker group."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
@@ -6,27 +9,39 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.access import Access, Resource, grant
+from infra.job_types import WorkerGroup
 from infra.settings import DEAD_LETTER_TIMEOUT_SECONDS
 from lambdas import config
 
 
+@dataclass(frozen=True)
+class QueuePair:
+    group: WorkerGroup
+    queue: sqs.Queue
+    dead_letter: sqs.Queue
+
+
 class JobQueues(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, groups: Sequence[WorkerGroup]) -> None:
         super().__init__(scope, construct_id)
-
-        # The dead-letter function's source queue: the same six-times rule as the main queue.
-        self.dead_letter = self._queue(
-            "DeadLetterQueue", config.DLQ_RETENTION_DAYS, 6 * DEAD_LETTER_TIMEOUT_SECONDS
-        )
-        # The DLQ has no redrive of its own (cdk-nag's SQS3 knows it for a DLQ): a message its function
-        # cannot handle is retried here until retention ends, and the DLQ alarm fires meanwhile.
-
-        self.main = self._queue(
-            "Queue",
-            config.MAIN_QUEUE_RETENTION_DAYS,
-            config.VISIBILITY_TIMEOUT_SECONDS,
-            sqs.DeadLetterQueue(queue=self.dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT),
-        )
+        # The shared worker's pair keeps the ids it always had; each other group's carries its suffix.
+        self.pairs: dict[str, QueuePair] = {}
+        for group in groups:
+            # The dead-letter function's source queue: the same six-times rule as a job queue.
+            dead_letter = self._queue(
+                f"DeadLetterQueue{group.suffix}", config.DLQ_RETENTION_DAYS, 6 * DEAD_LETTER_TIMEOUT_SECONDS
+            )
+            # A DLQ has no redrive of its own (cdk-nag's SQS3 knows it for a DLQ): a message its function
+            # cannot handle is retried here until retention ends, and the DLQ alarm fires meanwhile.
+            queue = self._queue(
+                f"Queue{group.suffix}",
+                config.MAIN_QUEUE_RETENTION_DAYS,
+                group.visibility_seconds,
+                sqs.DeadLetterQueue(queue=dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT),
+            )
+            self.pairs[group.suffix] = QueuePair(group, queue, dead_letter)
+        self.main = self.pairs[""].queue
+        self.dead_letter = self.pairs[""].dead_letter
 
     def _queue(
         self,
@@ -45,12 +60,35 @@ class JobQueues(Construct):
             dead_letter_queue=dead_letter_queue,
         )
 
+    def routes(self) -> dict[str, str]:
+        """type -> queue URL for every type outside the shared worker (JOB_QUEUE_URLS)."""
+        return {
+            name: pair.queue.queue_url
+            for pair in self.pairs.values()
+            if not pair.group.shared
+            for name in pair.group.types
+        }
+
+    def of(self, suffix: str = "") -> "GroupQueues":
+        """The queues as the function of group `suffix` sees them ("" for every non-worker function)."""
+        return GroupQueues(self, suffix)
+
+
+class GroupQueues:
+    """Grants for one function: its own job queue and DLQ, the others' job queues (jobs it sends or
+    re-sends to their types' functions), and every DLQ (the dead-letter function's sources)."""
+
+    def __init__(self, queues: JobQueues, suffix: str) -> None:
+        self._queues = queues
+        self._own = queues.pairs[suffix]
+
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
-        grant(
-            grantee,
-            access,
-            {
-                Resource.MAIN_QUEUE: self.main.queue_arn,
-                Resource.DEAD_LETTER_QUEUE: self.dead_letter.queue_arn,
-            },
-        )
+        others = [p.queue.queue_arn for p in self._queues.pairs.values() if p is not self._own]
+        arns: dict[Resource, str | list[str]] = {
+            Resource.MAIN_QUEUE: self._own.queue.queue_arn,
+            Resource.DEAD_LETTER_QUEUE: self._own.dead_letter.queue_arn,
+            Resource.EVERY_DEAD_LETTER_QUEUE: [p.dead_letter.queue_arn for p in self._queues.pairs.values()],
+        }
+        if others:
+            arns[Resource.OTHER_JOB_QUEUES] = others
+        grant(grantee, access, arns)

@@ -99,6 +99,8 @@ class Settings:
     job_limits: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     ses_per_second: float = config.SES_PER_SECOND
     webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
+    schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
+    max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
     auth: config.AuthMode = config.AuthMode.API_KEY
     iam_clients: tuple[tuple[str, str], ...] = ()  # (client name, role ARN)
     iam_operators: tuple[str, ...] = ()  # role ARNs
@@ -129,6 +131,10 @@ class Settings:
             yield f"backoffCapSeconds must be backoffBaseSeconds..{config.SQS_MAX_VISIBILITY_SECONDS}"
         if not 1 <= self.status_shards <= config.MAX_STATUS_SHARDS:
             yield f"statusShards must be 1..{config.MAX_STATUS_SHARDS}"
+        if not 1 <= self.schedule_horizon_seconds <= config.MAX_DELAY_SECONDS:
+            yield f"scheduleHorizonSeconds must be 1..{config.MAX_DELAY_SECONDS}"
+        if self.max_schedules_per_client < 1:
+            yield "maxSchedulesPerClient must be at least 1"
         if not self.thumbnail_sizes or not all(thumbnail_size_allowed(size) for size in self.thumbnail_sizes):
             yield f"thumbnailSizes: {THUMBNAIL_SIZES_RULE}"
         for key, value in (
@@ -200,9 +206,13 @@ class Settings:
 
     @property
     def longest_retry_span_seconds(self) -> int:
-        """How long a message may legitimately stay on the main queue: the full delay, then every attempt
-        timing out and waiting out its backoff, or the longest Retry-After a webhook receiver may ask for
-        (a floor on the backoff). Older than this, the worker is not keeping up."""
+        return self.retry_span_seconds(config.WORKER_TIMEOUT_SECONDS)
+
+    def retry_span_seconds(self, timeout_seconds: int) -> int:
+        """How long a message may legitimately stay on a job queue whose worker times out after
+        `timeout_seconds`: the full delay, then every attempt timing out and waiting out its backoff, or
+        the longest Retry-After a webhook receiver may ask for (a floor on the backoff). Older than this,
+        the worker is not keeping up."""
         backoff = sum(
             max(
                 min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt),
@@ -210,7 +220,7 @@ class Settings:
             )
             for attempt in range(config.MAX_ATTEMPTS_LIMIT)
         )
-        return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * config.WORKER_TIMEOUT_SECONDS
+        return config.MAX_DELAY_SECONDS + backoff + config.MAX_ATTEMPTS_LIMIT * timeout_seconds
 
     @classmethod
     def from_context(cls, node: Node) -> "Settings":
@@ -354,6 +364,8 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "jobLimits": ("job_limits", _limits),
     "sesPerSecond": ("ses_per_second", _float),
     "webhookHostConcurrency": ("webhook_host_concurrency", _int),
+    "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),
+    "maxSchedulesPerClient": ("max_schedules_per_client", _int),
     "auth": ("auth", _auth),
     "iamClients": ("iam_clients", _roles),
     "iamOperators": ("iam_operators", _names),

@@ -8,10 +8,13 @@ from constructs import Construct
 from infra.api import JobsApi
 from infra.bundling import function_code
 from infra.dashboard import OperationsDashboard
-from infra.functions import Functions
+from infra.functions import WORKER, Functions
+from infra.job_secrets import JobSecrets
+from infra.job_types import JobTypeCatalog
 from infra.keys import ApiKeys
 from infra.monitoring import Alarms, Alerts
 from infra.queues import JobQueues
+from infra.schedules import ScheduleTick
 from infra.settings import Settings
 from infra.storage import Storage
 from infra.tables import JobTables
@@ -23,11 +26,17 @@ class OffloadStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         settings = Settings.from_context(self.node)
+        # The job types: imported and checked now, so a type that cannot run fails the synth.
+        catalog = JobTypeCatalog.from_context(self.node)
+        groups = catalog.groups(WORKER.timeout_seconds, WORKER.memory_mb)
         for warning_id, message in settings.warnings().items():
             Annotations.of(self).add_warning_v2(warning_id, message)
 
         tables = JobTables(self, "Tables", deletion_protection=settings.deletion_protection)
-        queues = JobQueues(self, "Queues")
+        queues = JobQueues(self, "Queues", groups=groups)
+        secrets = JobSecrets(
+            self, "JobSecrets", names=catalog.secret_names, referenced=catalog.referenced_secrets
+        )
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)
         # With IAM callers there are no API keys: a caller's role is its identity.
@@ -36,22 +45,26 @@ class OffloadStack(Stack):
             self,
             "Functions",
             settings=settings,
-            code=function_code(),
+            code=function_code(catalog.packages),
             tables=tables,
             queues=queues,
             storage=storage,
             alerts=alerts,
             keys=keys,
+            catalog=catalog,
+            groups=groups,
+            secrets=secrets,
         )
         Triggers(
             self,
             "Triggers",
             settings=settings,
             queues=queues,
-            worker=functions.worker.function,
+            workers={suffix: worker.function for suffix, worker in functions.workers.items()},
             dead_letter=functions.dead_letter.function,
             recovery=functions.recovery.function,
         )
+        tick = ScheduleTick(self, "Schedules", function=functions.schedules.function)
         api = JobsApi(self, "Api", handler=functions.api.function, settings=settings, keys=keys)
         alarms = Alarms(
             self,
@@ -61,6 +74,7 @@ class OffloadStack(Stack):
             functions=functions.watched,
             api_stage=api.rest_api.deployment_stage,
             settings=settings,
+            schedule_dead_letters=tick.dead_letter,
         )
         dashboard = OperationsDashboard(
             self,
@@ -98,5 +112,12 @@ class OffloadStack(Stack):
             # webhookSecretsStartShared it is every client's first secret (receivers already hold it).
             "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
             "DashboardUrl": dashboard.url,
+            # Each worker group's queues, by the group's suffix (the shared worker's are those above).
+            **{
+                f"{name}{suffix}": queue.queue_url
+                for suffix, pair in queues.pairs.items()
+                if suffix
+                for name, queue in (("QueueUrl", pair.queue), ("DeadLetterQueueUrl", pair.dead_letter))
+            },
         }.items():
             CfnOutput(self, output_id, value=value)

@@ -1,6 +1,6 @@
-"""The DynamoDB tables: job records, the webhook delivery log, each client's webhook signing secrets and
-the flow-control limits
-(key names from lambdas.store.schema). Every table is encrypted at rest (AWS managed KMS key)."""
+"""The DynamoDB tables: job records, the webhook delivery log, each client's webhook signing secrets, the
+recurring schedules and the flow-control limits (key names from lambdas.store.schema). Every table is
+encrypted at rest (AWS managed KMS key)."""
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -79,6 +79,15 @@ class JobTables(Construct):
             deletion_protection=deletion_protection,
         )
 
+        # Recurring schedules under their owner, and each owner's count (docs/design.md, schedules).
+        self.schedules = _table(
+            self,
+            "SchedulesTable",
+            schema.SCHEDULES_PK,
+            sort_key=schema.SCHEDULES_SK,
+            deletion_protection=deletion_protection,
+        )
+
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
         grant(
             grantee,
@@ -94,5 +103,6 @@ class JobTables(Construct):
                 Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
                 Resource.WEBHOOK_SECRETS_TABLE: self.webhook_secrets.table_arn,
                 Resource.LIMITS_TABLE: self.limits.table_arn,
+                Resource.SCHEDULES_TABLE: self.schedules.table_arn,
             },
         )

@@ -1,5 +1,7 @@
 """What invokes the functions: the two queues and the recovery schedule."""
 
+from collections.abc import Mapping
+
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -19,7 +21,7 @@ class Triggers(Construct):
         *,
         settings: Settings,
         queues: JobQueues,
-        worker: lambda_.Function,
+        workers: Mapping[str, lambda_.Function],
         dead_letter: lambda_.Function,
         recovery: lambda_.Function,
     ) -> None:
@@ -27,21 +29,23 @@ class Triggers(Construct):
         # Mappings rather than SqsEventSource, which would also grant the function CDK's whole consume
         # family; what the pollers need is in the access table (infra/access.py), granted with the rest.
         # Partial batch responses: one failing job must not send its whole batch around again.
-        worker.add_event_source_mapping(
-            "QueueSource",
-            event_source_arn=queues.main.queue_arn,
-            batch_size=settings.worker_batch_size,
-            max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
-            max_concurrency=settings.worker_max_concurrency,
-            report_batch_item_failures=True,
-        )
-        dead_letter.add_event_source_mapping(
-            "DeadLetterQueueSource",
-            event_source_arn=queues.dead_letter.queue_arn,
-            batch_size=config.DLQ_BATCH_SIZE,
-            max_batching_window=Duration.seconds(config.DLQ_BATCHING_WINDOW_SECONDS),
-            report_batch_item_failures=True,
-        )
+        # Each worker drains its own queue; the one dead-letter function drains every worker's DLQ.
+        for suffix, pair in queues.pairs.items():
+            workers[suffix].add_event_source_mapping(
+                f"QueueSource{suffix}",
+                event_source_arn=pair.queue.queue_arn,
+                batch_size=settings.worker_batch_size,
+                max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
+                max_concurrency=pair.group.max_concurrency or settings.worker_max_concurrency,
+                report_batch_item_failures=True,
+            )
+            dead_letter.add_event_source_mapping(
+                f"DeadLetterQueueSource{suffix}",
+                event_source_arn=pair.dead_letter.queue_arn,
+                batch_size=config.DLQ_BATCH_SIZE,
+                max_batching_window=Duration.seconds(config.DLQ_BATCHING_WINDOW_SECONDS),
+                report_batch_item_failures=True,
+            )
         self.recovery_schedule = events.Rule(
             self,
             "RecoverySchedule",

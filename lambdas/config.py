@@ -45,6 +45,16 @@ ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
 ENV_LIMITS_TABLE: Final = "LIMITS_TABLE_NAME"
 ENV_JOB_LIMITS: Final = "JOB_LIMITS"
 ENV_LIMIT_MAX_WAIT_SECONDS: Final = "LIMIT_MAX_WAIT_SECONDS"
+ENV_SCHEDULE_HORIZON_SECONDS: Final = "SCHEDULE_HORIZON_SECONDS"
+ENV_SCHEDULES_TABLE: Final = "SCHEDULES_TABLE_NAME"
+ENV_MAX_SCHEDULES_PER_CLIENT: Final = "MAX_SCHEDULES_PER_CLIENT"
+# Job types (lambdas/jobs/packages.py): the packages a function registers besides the built-in one, the
+# queue of each type that runs in a function of its own (JSON: type -> URL), the settings of the types a
+# worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
+ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
+ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
+ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
+ENV_JOB_SECRETS: Final = "JOB_SECRETS"
 # IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
 ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
@@ -52,6 +62,15 @@ ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 DEFAULT_MAX_ATTEMPTS: Final = 5
 MAX_ATTEMPTS_LIMIT: Final = 10
 MAX_DELAY_SECONDS: Final = 900  # SQS DelaySeconds ceiling
+# A job may be asked to start this far ahead (`runAt`, `delaySeconds`).
+MAX_SCHEDULE_AHEAD_SECONDS: Final = 365 * 24 * 60 * 60
+# A job due further ahead than this is `scheduled` (no message yet); the sweep hands it to SQS with the
+# delay left once it is due within it. AWS's limit; tests lower it (context key scheduleHorizonSeconds).
+SCHEDULE_HORIZON_SECONDS: Final = MAX_DELAY_SECONDS
+# A message may claim a job with a start time this early (SQS's delays are not to the millisecond).
+RUN_AT_TOLERANCE_SECONDS: Final = 1
+# Recurring schedules (POST /schedules): how many one client may keep (context key maxSchedulesPerClient).
+MAX_SCHEDULES_PER_CLIENT: Final = 100
 # SQS caps a message's visibility timeout at 12 hours: the longest retry delay a message can wait out.
 SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
@@ -92,9 +111,17 @@ FINISHED_TTL_DAYS: Final = 30
 # Functions and their event sources.
 WORKER_TIMEOUT_SECONDS: Final = 60
 # A lease outlives the worker's own timeout, so only a worker that is really gone loses its job.
-LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + 30
+LEASE_MARGIN_SECONDS: Final = 30
+LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
-VISIBILITY_TIMEOUT_SECONDS: Final = 6 * WORKER_TIMEOUT_SECONDS
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
+# What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
+LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
+LAMBDA_MIN_MEMORY_MB: Final = 128
+LAMBDA_MAX_MEMORY_MB: Final = 10240
+# Installed distributions name their packages of job types under this entry-point group.
+JOB_TYPES_ENTRY_POINT_GROUP: Final = "offload.job_types"
 WORKER_BATCH_SIZE: Final = 10
 WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10
@@ -109,6 +136,7 @@ MAIN_QUEUE_RETENTION_DAYS: Final = 4
 DLQ_RETENTION_DAYS: Final = 14
 RECOVERY_RATE_MINUTES: Final = 5
 RECOVERY_TIMEOUT_SECONDS: Final = 120
+SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
 
@@ -118,7 +146,7 @@ UPLOAD_URL_EXPIRES_SECONDS: Final = 900
 # worker would die with the worker's temporary credentials, well before anyone asks for the result.
 DOWNLOAD_URL_EXPIRES_SECONDS: Final = 900
 # Key prefixes in the uploads bucket: the stack scopes IAM grants and lifecycle rules to them.
-UPLOADS_PREFIX: Final = "uploads/"  # files clients PUT through presigned URLs
+UPLOADS_PREFIX: Final = "uploads/"  # files clients send through presigned POSTs
 RESULTS_PREFIX: Final = "results/"  # files jobs produce (thumbnails)
 MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 THUMBNAIL_SIZES: Final = (128, 512)

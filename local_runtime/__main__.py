@@ -38,6 +38,12 @@ def parse_args(argv: list[str] | None = None) -> RuntimeSettings:
         help="run the recovery schedule this often instead of the template's rate (development)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show every log line of the functions")
+    parser.add_argument(
+        "--no-reload",
+        action="store_true",
+        help="keep the functions' code as it was at start (by default a change to lambdas/ or a job "
+        "package restarts only the function environments)",
+    )
     args = parser.parse_args(argv)
     return RuntimeSettings(
         port=args.port,
@@ -45,6 +51,7 @@ def parse_args(argv: list[str] | None = None) -> RuntimeSettings:
         context=dict(args.context),
         schedule_seconds=args.schedule_seconds,
         verbose=args.verbose,
+        reload=not args.no_reload,
     )
 
 

@@ -87,12 +87,9 @@ def submit_fanout(target: Target, receivers: Receivers) -> str:
 
 def submit_image(target: Target) -> str:
     upload = _post(target, "uploads", {"filename": IMAGE.name, "contentType": "image/jpeg"})
-    stored = requests.request(
-        upload.get("method", "PUT"),
-        upload["url"],
-        data=IMAGE.read_bytes(),
-        headers=upload["headers"],
-        timeout=30,
+    # A presigned POST: its fields as they were signed, then the file (S3 wants it last).
+    stored = requests.post(
+        upload["url"], data=upload["fields"], files={"file": (IMAGE.name, IMAGE.read_bytes())}, timeout=30
     )
     if stored.status_code >= 300:
         raise CliError(f"the upload was refused: {stored.status_code} {stored.text[:200]}", ExitCode.FAILED)

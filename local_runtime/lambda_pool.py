@@ -177,6 +177,9 @@ class FunctionPool:
         self._slots = threading.BoundedSemaphore(max_environments)
         self._lock = threading.Lock()
         self._closed = False
+        # Bumped by `recycle`: an environment of an older generation is not reused.
+        self._generation = 0
+        self._generations: dict[_Environment, int] = {}
         self.cold_starts = 0
         self.invocations = 0
         self.timeouts = 0
@@ -212,6 +215,7 @@ class FunctionPool:
             self.cold_starts += 1
             environment = _Environment(self.config, self._log_sink)
             self._busy.add(environment)
+            self._generations[environment] = self._generation
             return environment, True
 
     def _run(self, environment: _Environment, cold: bool, request_id: str, event: Any) -> dict[str, Any]:
@@ -254,7 +258,8 @@ class FunctionPool:
     def _release(self, environment: _Environment) -> None:
         with self._lock:
             self._busy.discard(environment)
-            if self._closed:
+            if self._closed or self._generations.get(environment) != self._generation:
+                self._generations.pop(environment, None)
                 environment.kill()
             else:
                 self._idle.append(environment)
@@ -262,7 +267,19 @@ class FunctionPool:
     def _discard(self, environment: _Environment) -> None:
         with self._lock:
             self._busy.discard(environment)
+            self._generations.pop(environment, None)
         environment.kill()
+
+    def recycle(self) -> None:
+        """The code changed: idle environments stop now, busy ones when their invocation ends (none is
+        cut short), and the next invocation starts a fresh process that imports the code as it is now."""
+        with self._lock:
+            self._generation += 1
+            idle, self._idle = self._idle, []
+            for environment in idle:
+                self._generations.pop(environment, None)
+        for environment in idle:
+            environment.kill()
 
     def close(self) -> None:
         """Stop every environment, including those running an invocation."""

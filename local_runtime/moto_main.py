@@ -7,7 +7,8 @@ patterns (`remember_backends` keeps each host's answer); and ReceiveMessage chec
 retention period through the queue's whole attribute set, counting every message of the queue three
 times over per received message (`read_retention_directly` reads the one attribute). UpdateItem's own
 costs are cut in `moto_updates`. Standard queues serve message groups as SQS fair queues do
-(`fair_queues`).
+(`fair_queues`). S3's rules for a presigned POST, which moto does not check, are applied by
+`s3_post_policy`.
 
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
@@ -34,7 +35,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 from moto.sqs.models import SQSBackend
 
-from local_runtime import fair_queues, moto_updates
+from local_runtime import fair_queues, moto_updates, s3_post_policy
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -112,4 +113,5 @@ if __name__ == "__main__":
     read_retention_directly()
     fair_queues.serve_fairly()
     moto_updates.apply()
+    s3_post_policy.enforce()
     moto_main(sys.argv[1:])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 import secrets
 import time
@@ -21,15 +22,19 @@ from typing import Any
 from lambdas import config
 from lambdas.config import KeyRole
 from lambdas.models.iam import IamCallers
+from lambdas.store.schedules import ScheduleStore
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
-from local_runtime.console import Console, iam_banner, short_function_name, startup_banner
+from local_runtime.console import Console, iam_banner, startup_banner
 from local_runtime.context import DEFAULT_ACCOUNT
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
+from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
+from local_runtime.reload import CodeWatcher
+from local_runtime.schedule_timer import ScheduleTimer
 from local_runtime.scheduler import Scheduler
 from local_runtime.sigv4 import IamSigner, SignatureCheck, signers_for
 from local_runtime.state import REPO_ROOT, STATE_FILE, remove_state, write_state
@@ -47,6 +52,7 @@ LOCAL_FUNCTION_ENV: Mapping[str, str] = {
     "TZ": "UTC",
     "LANG": "C.UTF-8",
 }
+SCHEDULES_HANDLER = "lambdas.handlers.schedules.handler"
 API_ENVIRONMENTS = 4  # concurrent API requests served at once (API Gateway has no such limit)
 
 
@@ -60,15 +66,27 @@ class RuntimeSettings:
     template: dict[str, Any] | None = None  # an already synthesized template (skips synth)
     # Development and test speed-ups; each one is a documented difference from the deployed stack.
     schedule_seconds: float | None = None  # run rate() schedules this often instead
-    function_timeouts: dict[str, int] = field(default_factory=dict)  # handler -> Timeout
-    source_visibility: dict[str, int] = field(
-        default_factory=dict
-    )  # handler -> its queue's VisibilityTimeout
+    # handler -> Timeout, and handler -> its queues' VisibilityTimeout, of every function of that handler
+    # (the workers of all worker groups share one).
+    function_timeouts: dict[str, int] = field(default_factory=dict)
+    source_visibility: dict[str, int] = field(default_factory=dict)
     env_overrides: dict[str, str] = field(default_factory=dict)  # on top of every function's environment
     extra_modules: tuple[str, ...] = ()  # test only: imported in every function process
     verbose: bool = False
     quiet: bool = False
     state_file: Path | None = STATE_FILE
+    secrets_file: Path = SECRETS_FILE  # the job types' secrets' values (local_runtime/job_secrets.py)
+    reload: bool = False  # `make run`: new function environments when lambdas/ or a package changes
+
+
+def project_context() -> dict[str, Any]:
+    """A user's project's own CDK context (its `jobPackages`...): `cdk.json` where the runtime starts,
+    when that is not offload's checkout (whose cdk.json the synth reads anyway)."""
+    here = Path.cwd() / "cdk.json"
+    if not here.is_file() or here.resolve() == (REPO_ROOT / "cdk.json").resolve():
+        return {}
+    context: dict[str, Any] = json.loads(here.read_text()).get("context", {})
+    return context
 
 
 # `-c auth=iam` without a mapping of its own: one client and one operator role in moto's account.
@@ -87,27 +105,36 @@ def local_template(context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     given = dict(context or {})
     if given.get("auth") == config.AuthMode.IAM and "iamClients" not in given:
         given = {**LOCAL_IAM_CONTEXT, **given}
-    return synthesize(context={**LOCAL_CONTEXT, **given})
+    return synthesize(context={**project_context(), **LOCAL_CONTEXT, **given})
+
+
+def job_package_paths(context: Mapping[str, Any], *, parents: bool = True) -> list[str]:
+    """Where the functions import the `jobPackages` folders from (installed ones are on sys.path), or
+    with `parents=False` the folders themselves."""
+    from infra.job_types import package_folders
+
+    folders = package_folders({**project_context(), **context}.get("jobPackages"))
+    return [str(folder.parent if parents else folder) for folder in folders]
 
 
 def patched_template(template: Mapping[str, Any], settings: RuntimeSettings) -> dict[str, Any]:
     """The template with the settings' timeout and visibility overrides applied (a copy)."""
     patched = copy.deepcopy(dict(template))
     resources = patched.get("Resources", {})
-    by_handler = {
-        props.get("Properties", {}).get("Handler"): logical_id
-        for logical_id, props in resources.items()
-        if props.get("Type") == "AWS::Lambda::Function"
-    }
+    by_handler: dict[str | None, list[str]] = {}
+    for logical_id, props in resources.items():
+        if props.get("Type") == "AWS::Lambda::Function":
+            by_handler.setdefault(props.get("Properties", {}).get("Handler"), []).append(logical_id)
     for handler, seconds in settings.function_timeouts.items():
-        resources[_require(by_handler, handler)]["Properties"]["Timeout"] = seconds
+        for function in _require(by_handler, handler):
+            resources[function]["Properties"]["Timeout"] = seconds
     for handler, seconds in settings.source_visibility.items():
-        function = _require(by_handler, handler)
+        functions = set(_require(by_handler, handler))
         for definition in resources.values():
             props = definition.get("Properties", {})
             if definition.get("Type") != "AWS::Lambda::EventSourceMapping":
                 continue
-            if prov.referenced_id(props.get("FunctionName")) == function:
+            if prov.referenced_id(props.get("FunctionName")) in functions:
                 queue = prov.referenced_id(props.get("EventSourceArn"))
                 if queue is not None:
                     resources[queue]["Properties"]["VisibilityTimeout"] = seconds
@@ -132,7 +159,7 @@ def local_keys(specs: list[prov.ApiKeySpec], first_client_value: str) -> list[Ap
     return keys
 
 
-def _require(by_handler: Mapping[str | None, str], handler: str) -> str:
+def _require(by_handler: Mapping[str | None, list[str]], handler: str) -> list[str]:
     if handler not in by_handler:
         raise ValueError(f"no function with handler {handler!r} in the template")
     return by_handler[handler]
@@ -150,8 +177,10 @@ class LocalRuntime:
         self.pools: dict[str, FunctionPool] = {}
         self.sources: list[SqsEventSource] = []
         self.schedulers: list[Scheduler] = []
+        self.schedule_timer: ScheduleTimer | None = None
         self.alerts: AlertCollector | None = None
         self.front_door: FrontDoor | None = None
+        self.watcher: CodeWatcher | None = None
         self._batches: deque[dict[str, Any]] = deque(maxlen=5000)
         self._batch_count = 0
 
@@ -182,6 +211,7 @@ class LocalRuntime:
             sender = function.environment.get(config.ENV_SENDER_EMAIL)
             if sender:
                 prov.verify_email_identity(self.moto.client, sender)
+        fill_secrets(template, provisioned, self.moto.client, self.console.say, self.settings.secrets_file)
         self._start_pools(provisioned)
         self.alerts = AlertCollector(
             self.moto.client("sqs"),
@@ -214,13 +244,50 @@ class LocalRuntime:
                 )
                 scheduler.start()
                 self.schedulers.append(scheduler)
+        self._start_schedule_timer(provisioned)
         if provisioned.apis:
             self.front_door = self._front_door(provisioned, provisioned.apis[0])
             self.front_door.start()
+        if self.settings.reload:
+            roots = [
+                REPO_ROOT / "lambdas",
+                *map(Path, job_package_paths(self.settings.context, parents=False)),
+            ]
+            self.watcher = CodeWatcher(roots, self._reload)
+            self.watcher.start()
+
+    def _reload(self, changed: list[str]) -> None:
+        for pool in self.pools.values():
+            pool.recycle()
+        names = ", ".join(Path(path).name for path in changed[:3]) + (" ..." if len(changed) > 3 else "")
+        self.console.say(
+            f"{time.strftime('%H:%M:%S')}  code changed ({names}): the functions start again on it; "
+            "jobs, queues and keys are kept"
+        )
+
+    def _start_schedule_timer(self, provisioned: prov.Provisioned) -> None:
+        """EventBridge Scheduler's part: fire the recurring schedules the API stored (moto never does)."""
+        by_handler = {f.handler: logical_id for logical_id, f in provisioned.functions.items()}
+        function = by_handler.get(SCHEDULES_HANDLER)
+        if function is None or function not in self.pools:
+            return
+        table = provisioned.functions[function].environment[config.ENV_SCHEDULES_TABLE]
+        store = ScheduleStore(table, ddb=self.moto.client("dynamodb"))
+        name = self._short(function)
+
+        def invoke(event: dict[str, Any]) -> None:
+            self._report(name, self.pools[function].invoke(event))
+
+        self.schedule_timer = ScheduleTimer(store, invoke)
+        self.schedule_timer.start()
 
     def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.front_door is not None:
             self.front_door.stop()
+        if self.schedule_timer is not None:
+            self.schedule_timer.stop()
         for scheduler in self.schedulers:
             scheduler.stop()
         for source in self.sources:
@@ -239,7 +306,7 @@ class LocalRuntime:
 
     def _short(self, function_logical_id: str) -> str:
         assert self.provisioned is not None
-        return short_function_name(self.provisioned.functions[function_logical_id].handler)
+        return self.provisioned.display_name(function_logical_id)
 
     def function_environment(self, function: prov.FunctionSpec) -> dict[str, str]:
         env = {
@@ -247,7 +314,7 @@ class LocalRuntime:
             **self.moto.environment(),
             **LOCAL_FUNCTION_ENV,
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(REPO_ROOT),
+            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *job_package_paths(self.settings.context)]),
         }
         if self.settings.extra_modules:
             env[EXTRA_MODULES_ENV] = ",".join(self.settings.extra_modules)
@@ -265,10 +332,13 @@ class LocalRuntime:
             for route in api.routes:
                 environments.setdefault(route.function, API_ENVIRONMENTS)
         for logical_id, function in provisioned.functions.items():
+            if function.handler == SCHEDULES_HANDLER:
+                environments.setdefault(logical_id, 2)  # invoked by the schedule timer
+        for logical_id, function in provisioned.functions.items():
             if logical_id not in environments:
                 continue  # nothing invokes it locally
             limit = environments[logical_id]
-            name = short_function_name(function.handler)
+            name = provisioned.display_name(logical_id)
             self.pools[logical_id] = FunctionPool(
                 FunctionConfig(
                     name=function.name,
@@ -340,12 +410,12 @@ class LocalRuntime:
     def stats(self) -> dict[str, Any]:
         return {
             "functions": {
-                short_function_name(pool.config.handler): {
+                (self.provisioned.display_name(logical_id) if self.provisioned else pool.config.name): {
                     "invocations": pool.invocations,
                     "coldStarts": pool.cold_starts,
                     "timeouts": pool.timeouts,
                 }
-                for pool in self.pools.values()
+                for logical_id, pool in self.pools.items()
             },
             "awsEndpoint": self.moto.url,
             "region": self.moto.region,

@@ -28,9 +28,10 @@ def submit(target: Target, args: argparse.Namespace) -> int:
     # connection) then send it again, so a retried submit returns the same job, never a second one.
     headers = {"idempotency-key": args.idempotency_key or str(uuid.uuid4())}
     document = call(target, "POST", target.endpoint("jobs"), headers=headers, json=body)
-    print(json.dumps(document, indent=2))
     if args.wait:
+        # stdout stays one JSON document: the job as it ended (it carries the id), not the 202 before it.
         return wait(target, str(document["jobId"]), args.timeout)
+    print(json.dumps(document, indent=2))
     return ExitCode.OK
 
 

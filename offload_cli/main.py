@@ -9,7 +9,7 @@ from typing import Any
 
 import offload_cli
 from lambdas.models.job import JobStatus
-from offload_cli import actions, commands, listing
+from offload_cli import actions, commands, listing, schedules
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target, resolve_target
 
@@ -36,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     subcommands = root.add_subparsers(dest="command", required=True)
     _job_commands(subcommands)
     _operating_commands(subcommands)
+    schedules.add_commands(subcommands)
     secret = subcommands.add_parser(
         "webhook-secret", help="print the whsec_... secret the key's webhook receivers verify signatures with"
     )
@@ -94,7 +95,7 @@ def _operating_commands(subcommands: Any) -> None:
     _wait_options(retry, what="with --all-dead: wait until the ops job has finished")
 
     cancel = subcommands.add_parser(
-        "cancel", help="cancel pending jobs (a waiting fan-out: its pending deliveries)"
+        "cancel", help="cancel pending or scheduled jobs (a waiting fan-out: its pending deliveries)"
     )
     cancel.add_argument("job_ids", nargs="+", metavar="ID", help="the jobs to cancel")
 
@@ -141,6 +142,8 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "cancel": actions.cancel,
     "webhook-secret": commands.webhook_secret,
     "limits": commands.limits,
+    "schedule": schedules.schedule,
+    "reschedule": schedules.reschedule,
 }
 
 

@@ -12,7 +12,17 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Limit, Stats, Submitted, WebhookSecret
+from offload_client.models import (
+    Child,
+    Delivery,
+    Job,
+    JobSummary,
+    Limit,
+    Schedule,
+    Stats,
+    Submitted,
+    WebhookSecret,
+)
 
 __all__ = [
     "ApiError",
@@ -28,6 +38,7 @@ __all__ = [
     "NotFound",
     "OffloadError",
     "RateLimited",
+    "Schedule",
     "Stats",
     "Submitted",
     "Unreachable",

@@ -36,9 +36,11 @@ from offload_client.models import (
     Job,
     JobSummary,
     Limit,
+    Schedule,
     Stats,
     Submitted,
     WebhookSecret,
+    camel,
 )
 
 PAGE_LIMIT = 100  # the most one page of a list route holds
@@ -82,14 +84,15 @@ class Client:
         run_at: datetime | None = None,
         idempotency_key: str | None = None,
     ) -> Submitted:
-        """Create a job; `run_at` (aware datetime) becomes `delaySeconds` from now (the API's only clock)."""
+        """Create a job; `run_at` (an aware datetime, up to a year ahead) is sent as `runAt`, so the API's
+        clock decides when it is due."""
         if run_at is not None and delay_seconds is not None:
             raise ValueError("give delay_seconds or run_at, not both")
         body: dict[str, Any] = {"type": type, "payload": payload}
         if max_attempts is not None:
             body["maxAttempts"] = max_attempts
         if run_at is not None:
-            delay_seconds = max(0, math.ceil((run_at - datetime.now(UTC)).total_seconds()))
+            body["runAt"] = _rfc3339(run_at)
         if delay_seconds is not None:
             body["delaySeconds"] = delay_seconds
         key = idempotency_key or str(uuid.uuid4())
@@ -128,6 +131,61 @@ class Client:
 
     def cancel(self, job_id: str) -> Job:
         return Job.from_api(self.request("POST", job_path(job_id, "cancel")))
+
+    def reschedule(self, job_id: str, run_at: datetime) -> Job:
+        """Move a job that has not started to `run_at` (an aware datetime)."""
+        return Job.from_api(
+            self.request("POST", job_path(job_id, "reschedule"), json={"runAt": _rfc3339(run_at)})
+        )
+
+    # -- recurring schedules ------------------------------------------------------------------------
+
+    def create_schedule(
+        self,
+        name: str,
+        expression: str,
+        type: str,
+        payload: dict[str, Any],
+        *,
+        time_zone: str = "UTC",
+        max_attempts: int | None = None,
+        overlap: str | None = None,
+        paused: bool = False,
+    ) -> Schedule:
+        job: dict[str, Any] = {"type": type, "payload": payload}
+        if max_attempts is not None:
+            job["maxAttempts"] = max_attempts
+        body: dict[str, Any] = {"name": name, "expression": expression, "timeZone": time_zone, "job": job}
+        if overlap is not None:
+            body["overlap"] = overlap
+        if paused:
+            body["state"] = "paused"
+        return Schedule.from_api(self.request("POST", "schedules", json=body))
+
+    def schedules(self) -> Iterator[Schedule]:
+        for entry in self.request("GET", "schedules")["schedules"]:
+            yield Schedule.from_api(entry)
+
+    def schedule(self, schedule_id: str) -> Schedule:
+        return Schedule.from_api(self.request("GET", schedule_path(schedule_id)))
+
+    def update_schedule(self, schedule_id: str, **changes: Any) -> Schedule:
+        """Change fields of a schedule, named in snake_case (`state="paused"`, `expression=...`)."""
+        body = {camel(name): value for name, value in changes.items()}
+        return Schedule.from_api(self.request("PATCH", schedule_path(schedule_id), json=body))
+
+    def pause(self, schedule_id: str) -> Schedule:
+        return self.update_schedule(schedule_id, state="paused")
+
+    def resume(self, schedule_id: str) -> Schedule:
+        return self.update_schedule(schedule_id, state="enabled")
+
+    def run_schedule(self, schedule_id: str) -> Submitted:
+        """One firing now: the job it created."""
+        return Submitted.from_api(self.request("POST", schedule_path(schedule_id, "run")))
+
+    def delete_schedule(self, schedule_id: str) -> Schedule:
+        return Schedule.from_api(self.request("DELETE", schedule_path(schedule_id)))
 
     def children(self, job_id: str, *, page_size: int = PAGE_LIMIT) -> Iterator[Child]:
         for entry in self.pages(job_path(job_id, "children"), "children", None, page_size):
@@ -237,6 +295,16 @@ class Client:
         return min(self.backoff * 2**attempt, self.max_backoff)
 
 
+def _rfc3339(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("run_at must be an aware datetime (with a UTC offset)")
+    return moment.isoformat()
+
+
+def schedule_path(schedule_id: str, *rest: str) -> str:
+    return "/".join(["schedules", quote(schedule_id, safe=""), *rest])
+
+
 def job_path(job_id: str, *rest: str) -> str:
     """`jobs/{jobId}/...`, the id quoted: an id from anywhere never escapes its path segment."""
     return "/".join(["jobs", quote(job_id, safe=""), *rest])
@@ -272,7 +340,7 @@ def _document(method: str, response: requests.Response) -> Any:
             raise RateLimited(
                 status, code, message, method=method, path=path, retry_after=retry_after(response)
             )
-        raise kind(status, code, message, method=method, path=path)
+        raise kind(status, code, message, method=method, path=path, details=_details(document))
     if document is None:
         raise ApiError(
             status, None, f"answered {status} without JSON: {response.text[:200]!r}", method=method, path=path
@@ -290,6 +358,15 @@ def _error(document: Any, text: str) -> tuple[str | None, str]:
         if "message" in document:
             return None, str(document["message"])
     return None, text[:200] or "(no body)"
+
+
+def _details(document: Any) -> list[dict[str, Any]] | None:
+    """The API's `error.details` (the field errors of a 400 or 422), when it sent a list of them."""
+    error = document.get("error") if isinstance(document, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    if not isinstance(details, list):
+        return None
+    return [d for d in details if isinstance(d, dict)] or None
 
 
 def _reason(error: requests.RequestException) -> str:

@@ -29,9 +29,18 @@ class ApiError(OffloadError):
     """The API answered an error status (or something that is not its JSON)."""
 
     def __init__(
-        self, status: int, code: str | None, message: str, *, method: str = "", path: str = ""
+        self,
+        status: int,
+        code: str | None,
+        message: str,
+        *,
+        method: str = "",
+        path: str = "",
+        details: list[dict[str, Any]] | None = None,
     ) -> None:
         said = f"{code}: {message}" if code else message
+        if details:
+            said += f" ({'; '.join(_detail(d) for d in details)})"
         # Below 400 the API answered, but not what its contract promises: `message` says what it answered.
         super().__init__(
             f"{method} {path} answered {status}: {said}" if status >= 400 else f"{method} {path} {message}"
@@ -41,6 +50,8 @@ class ApiError(OffloadError):
         self.message = message
         self.method = method
         self.path = path
+        # The API's `error.details` (a 422's field errors: `loc`, `msg`, `type`), None when absent.
+        self.details = details
 
 
 class InvalidRequest(ApiError):
@@ -76,6 +87,13 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     409: Conflict,
     429: RateLimited,
 }
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    """`payload.to.0: value is not a valid email address`, from one of the API's error details."""
+    where = ".".join(str(part) for part in detail.get("loc") or ())
+    what = str(detail.get("msg", detail))
+    return f"{where}: {what}" if where else what
 
 
 def error_class(status: int) -> type[ApiError]:

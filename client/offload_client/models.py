@@ -73,6 +73,7 @@ class Job(_FromApi):
     updated_at: str
     status_at: str
     next_attempt_at: str | None
+    run_at: str | None
     parent_id: str | None
     waiting_for: dict[str, Any] | None
     children: dict[str, Any] | None
@@ -84,6 +85,23 @@ class Job(_FromApi):
     @property
     def finished(self) -> bool:
         return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class Schedule(_FromApi):
+    """ScheduleView: a recurring schedule, its next fire times and the jobs of its last firings."""
+
+    schedule_id: str
+    name: str
+    expression: str
+    time_zone: str
+    job: dict[str, Any]
+    overlap: str
+    state: str
+    created_at: str
+    next_fire_times: list[str]
+    last_jobs: list[dict[str, Any]]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, actions, stats,
-webhook_secrets) and POST /uploads.
+webhook_secrets, schedules) and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
 calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
@@ -12,6 +12,7 @@ Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api >
 # First: the modules below load with the cycle collector off (see `startup`).
 from lambdas.handlers import startup  # isort: split
 
+import functools
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -22,15 +23,16 @@ from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
-from lambdas.handlers.rest.openapi import describe_api, responses
+from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
-from lambdas.handlers.routes import actions, jobs, limits, stats, webhook_secrets
+from lambdas.handlers.routes import actions, jobs, limits, schedules, stats, webhook_secrets
+from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-for routes in (jobs, actions, stats, webhook_secrets, limits):
+for routes in (jobs, actions, stats, webhook_secrets, schedules, limits):
     app.include_router(routes.router)
 app.include_router(console_router)
 
@@ -39,15 +41,39 @@ app.include_router(console_router)
     "/uploads",
     summary="Get an upload URL",
     description=(
-        "Returns a presigned URL to PUT one file to, and its key. Once the upload is done, submit a "
-        '`process_file` job with `{"key": ...}`.'
+        "Returns a presigned POST for one file of at most `maxBytes`, and its key. Send the `fields`, "
+        "then the file, as multipart/form-data to `url`; once it is stored, submit a `process_file` job "
+        'with `{"key": ...}` using the same API key (another key\'s job cannot name it).'
     ),
     responses=responses(201, "Created", CreateUploadResponse, 400),
 )
 def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
+    from lambdas.handlers.rest.services import caller
     from lambdas.lifecycle.uploads import start_upload
 
-    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=start_upload(request))
+    ticket = start_upload(request, caller(app).owner)
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
+
+
+@app.get(
+    "/openapi.json",
+    summary="This API's OpenAPI document",
+    description=(
+        "The document of this deployment: POST /jobs's body has one schema per public job type it runs, "
+        "the types of the stack's job packages included."
+    ),
+    responses=responses(200, "The OpenAPI 3 document", OpenApiDocument),
+)
+def get_openapi() -> Response[str]:
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=_served_document())
+
+
+@functools.cache
+def _served_document() -> str:
+    return describe_api(app, settings.api().job_packages)
+
+
+settings.forget_on_reset(_served_document)
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

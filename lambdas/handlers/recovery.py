@@ -27,7 +27,12 @@ def _sweeper() -> Sweeper:
     from lambdas.models import settings
 
     recovery = settings.recovery()
-    return Sweeper(job_store(recovery), JobQueue(recovery.queue_url), recovery.grace_seconds)
+    return Sweeper(
+        job_store(recovery),
+        JobQueue(recovery.queue_url, recovery.job_queue_urls),
+        recovery.grace_seconds,
+        recovery.schedule_horizon_seconds,
+    )
 
 
 @logger.inject_lambda_context
@@ -42,6 +47,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "requeuedPending": report.requeued_pending,
         "requeuedExpired": report.requeued_expired,
         "parentsFinished": report.parents_finished,
+        "handedOver": report.handed_over,
         "outOfTime": report.out_of_time,
         "errors": len(report.errors),
     }

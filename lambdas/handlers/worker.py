@@ -11,7 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
-from lambdas.jobs.types import register_builtin_types
+from lambdas.jobs.packages import register_job_types
 from lambdas.lifecycle.worker import MessageResult, Outcome, QueueMessage, Worker
 from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
@@ -29,8 +29,9 @@ _COUNTED = {
 @cache
 def _worker() -> Worker:
     worker = settings.worker()
-    register_builtin_types()
-    return Worker(worker, job_store(worker), JobQueue(worker.queue_url), JobQueue(worker.dlq_url))
+    register_job_types(worker.job_packages)
+    queue = JobQueue(worker.queue_url, worker.job_queue_urls)
+    return Worker(worker, job_store(worker), queue, JobQueue(worker.dlq_url))
 
 
 def _emit_metrics(results: list[MessageResult]) -> None:

@@ -1,7 +1,8 @@
 """What a job type is: the plug-in contract between the job lifecycle and the work itself.
 
-A job type is one module under `lambdas/jobs/types/` that defines a pydantic payload model and a
-`run(payload, context)` function, and exposes them as a `JobType`. `run` returns the job's result
+A job type is one module of a package of job types (the built-in `lambdas/jobs/types/`, or a user's own:
+`lambdas/jobs/packages.py`) that defines a pydantic payload model and a `run(payload, context)`
+function, and exposes them as a `JobType`. `run` returns the job's result
 (anything JSON-serialisable, or `AwaitChildren` when it handed its work to child jobs) or raises:
 
 - `PermanentJobError` when the input can never succeed: the job goes to `dead` at once;
@@ -18,6 +19,12 @@ A type does its work only through its context: `JobContext` when it runs (in the
 `SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
 lifecycle layer implements on top of the store (`lambdas/lifecycle/capabilities.py`); no job type
 touches AWS clients, tables or queues itself, so a type cannot reach what its function was not given.
+
+A type may also declare what it needs around its work (docs/job-types.md): a `settings_model` (its
+values come from CDK context `jobSettings`, validated at synth and when the worker starts, and reach
+`run` as `context.type_settings`), `secrets` by name (one Secrets Manager secret each, readable only by
+the function that runs the type: `context.secret(name)`), and a `function` of its own
+(`WorkerFunction`: timeout, memory, concurrency), which puts it in a worker function with its own queue.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -63,11 +70,15 @@ class RetryLater(JobError):
 
 
 class InvalidPayloadError(JobError):
-    """The payload cannot be accepted: the API answers 422 with this message (and `details`, if any)."""
+    """The payload cannot be accepted: the API answers 422 with this message (and `details`, if any),
+    and `code` as the error's code."""
 
-    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, message: str, details: list[dict[str, Any]] | None = None, code: str = "invalid_payload"
+    ) -> None:
         super().__init__(message)
         self.details = details
+        self.code = code
 
 
 class UploadedFiles(Protocol):
@@ -105,6 +116,14 @@ CreateChildren = Callable[[Sequence[NewJob]], CreatedChildren]
 SendEmail = Callable[[Mapping[str, Any]], str]
 
 
+class SecretNotDeclaredError(PermanentJobError):
+    """`context.secret(name)` for a name the job's type did not declare in `secrets`."""
+
+
+def _no_secrets(name: str) -> str:
+    raise SecretNotDeclaredError(f"this job type declares no secret {name!r}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobContext:
     """What a running job may know about itself, and all it may do beyond computing."""
@@ -125,6 +144,10 @@ class JobContext:
     signing_secrets: Callable[[], Sequence[str]]
     send_email: SendEmail
     record_delivery: Callable[[DeliveryAttempt], None]
+    # The type's own settings (an instance of its `settings_model`), None when it declares none.
+    type_settings: Any = None
+    # The value of a secret the type declared (cached for five minutes); SecretNotDeclaredError otherwise.
+    secret: Callable[[str], str] = _no_secrets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +175,16 @@ class AwaitChildren:
 
 
 @dataclass(frozen=True)
+class WorkerFunction:
+    """What a type asks of the function that runs it; types asking the same share one function (and
+    its queue and dead-letter queue). Left out (None), the shared worker's value applies."""
+
+    timeout_seconds: int | None = None  # up to Lambda's 900
+    memory_mb: int | None = None  # 128..10240
+    max_concurrency: int | None = None  # concurrent invocations its queue may drive (2..1000)
+
+
+@dataclass(frozen=True)
 class ChildRef:
     """One child of a parent job, as the parent's type names it: its id and what the API shows of it."""
 
@@ -176,3 +209,6 @@ class JobType(Generic[P]):
     # Flow control: a job over this limit waits `pending`, spending no attempt (CDK context `jobLimits`
     # overrides it per stack).
     limits: Limit | None = None
+    settings_model: type[BaseModel] | None = None
+    secrets: tuple[str, ...] = ()
+    function: WorkerFunction | None = None

@@ -70,6 +70,11 @@ def get(name: str) -> JobType[Any]:
     return job_type
 
 
+def find(name: str) -> JobType[Any] | None:
+    """The type `name`, or None when no type of that name is registered."""
+    return _types.get(name) or _load(name)
+
+
 def public_types() -> Iterator[JobType[Any]]:
     """Every public type; this imports the modules of those not yet looked up."""
     loaded = (_types.get(name) or _load(name) for name in names())

@@ -6,7 +6,7 @@ concurrent call gets 409 and never a double effect.
   (if SendMessage fails the job is still `pending` and due, and the recovery sweep sends it). A fan-out
   parent (`done` or `dead`) with dead children: each dead child is retried that way, on the parent's
   current state, the first one moving the parent back to `waiting` (`fan_out`).
-- cancel: a `pending` job becomes `cancelled` (a message that arrives later cannot claim it: claims
+- cancel: a `pending` (or `scheduled`) job becomes `cancelled` (a message that arrives later cannot claim it: claims
   take only `pending` or an expired `processing`). A `waiting` fan-out: its pending children are
   cancelled one by one, then the parent.
 
@@ -35,7 +35,7 @@ def allowed_actions(job: Job) -> list[JobAction]:
     allowed = []
     if _retries_children(job) or job.status is JobStatus.DEAD:
         allowed.append(JobAction.RETRY)
-    if job.status in (JobStatus.PENDING, JobStatus.WAITING):
+    if job.status in (JobStatus.PENDING, JobStatus.SCHEDULED, JobStatus.WAITING):
         allowed.append(JobAction.CANCEL)
     return allowed
 
@@ -81,7 +81,8 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
         return _cancel_one(store, job, None)
     if JobAction.CANCEL not in allowed_actions(job):
         raise NotCancellableError(
-            f"job {job_id} is {job.status.value}; only a pending job or a waiting fan-out can be cancelled"
+            f"job {job_id} is {job.status.value}; only a pending or scheduled job or a waiting fan-out "
+            "can be cancelled"
         )
     parent = store.get(job.parent_id) if job.parent_id else None
     return _cancel_one(store, job, parent)

@@ -12,7 +12,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from lambdas.jobs import registry
 from lambdas.jobs.base import CreatedChildren, JobContext, PermanentJobError, SubmissionContext
+from lambdas.lifecycle.type_config import TypeConfig
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.deliveries import DeliveryAttempt
@@ -32,21 +34,23 @@ SECRET_MAX_AGE_SECONDS = 60
 
 
 class UploadsBucket:
-    """The uploads bucket, read side, with the function's file size limit."""
+    """The uploads bucket, read side, with the function's file size limit, for one owner: an upload
+    another key asked for reads as missing."""
 
-    def __init__(self, uploads: UploadsSettings) -> None:
+    def __init__(self, uploads: UploadsSettings, owner: str) -> None:
         self._bucket = Uploads(uploads.uploads_bucket)
         self._max_bytes = uploads.max_file_bytes
+        self._owner = owner
 
     @property
     def max_bytes(self) -> int:
         return self._max_bytes
 
     def head(self, key: str) -> StoredObject:
-        return self._bucket.head(key)
+        return self._bucket.head(key, self._owner)
 
     def download(self, key: str, sink: IO[bytes]) -> tuple[int, str]:
-        return self._bucket.download(key, sink, self._max_bytes)
+        return self._bucket.download(key, sink, self._max_bytes, self._owner)
 
 
 class JobResults:
@@ -113,10 +117,12 @@ class WorkerCapabilities:
         self._settings = worker
         self._store = store
         self._queue = queue
-        self._uploads = UploadsBucket(worker)
         self._results = Uploads(worker.uploads_bucket)
         self._deliveries = DeliveryLog(worker.deliveries_table, ttl_days=worker.finished_ttl_days)
         self._secrets = ClientSecretsCache(webhook_secrets(worker))
+        # Each type's declared settings, checked now: a function given invalid ones fails its start.
+        self._types = TypeConfig(worker)
+        self._types.check()
 
     def context(
         self,
@@ -134,6 +140,7 @@ class WorkerCapabilities:
         """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
         children before). `recorded` collects what the attempt records, for its outcome's write."""
         record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
+        declared = registry.find(job_type)
         return JobContext(
             job_id=job_id,
             job_type=job_type,
@@ -142,13 +149,14 @@ class WorkerCapabilities:
             parent_id=parent_id,
             remaining_ms=remaining_ms,
             settings=self._settings,
-            uploads=self._uploads,
+            uploads=UploadsBucket(self._settings, owner),
             results=JobResults(self._results, job_id),
             create_children=functools.partial(self._create_children, owner, first_run),
             read_parent=functools.partial(self._read_job, parent_id),
             signing_secrets=functools.partial(self._secrets.signing, owner),
             send_email=self._send_email,
             record_delivery=record,
+            **(self._types.declared(declared) if declared else {}),
         )
 
     def _create_children(self, owner: str, first_run: bool, children: Sequence[NewJob]) -> CreatedChildren:
@@ -156,8 +164,12 @@ class WorkerCapabilities:
         created = self._store.create_children(
             [dataclasses.replace(c, owner=owner) for c in children], first_run=first_run
         )
-        unsent = self._queue.send_many(created, group=owner)
-        return CreatedChildren(created=len(created), unsent=len(unsent))
+        written = set(created)
+        unsent = 0
+        for job_type in sorted({c.job_type for c in children}):
+            ids = [c.job_id for c in children if c.job_type == job_type and c.job_id in written]
+            unsent += len(self._queue.for_type(job_type).send_many(ids, group=owner)) if ids else 0
+        return CreatedChildren(created=len(created), unsent=unsent)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:
         recorded.add(self._deliveries.entry(attempt))
@@ -171,17 +183,14 @@ class WorkerCapabilities:
         return str(response["MessageId"])
 
 
-def submission_context_for(api: ApiSettings) -> SubmissionContext:
-    return SubmissionContext(settings=api, uploads=UploadsBucket(api))
+def submission_context_for(api: ApiSettings, caller: str) -> SubmissionContext:
+    """A submission's checks, for the key that submits: it may name only its own uploads."""
+    return SubmissionContext(settings=api, uploads=UploadsBucket(api, caller))
 
 
-@functools.cache
-def submission_context() -> SubmissionContext:
+def submission_context(caller: str) -> SubmissionContext:
     """The API function's, from its settings (loaded on first use)."""
-    return submission_context_for(settings.api())
-
-
-forget_on_reset(submission_context)
+    return submission_context_for(settings.api(), caller)
 
 
 class _PowertoolsParameters:

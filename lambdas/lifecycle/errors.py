@@ -44,3 +44,23 @@ class ForbiddenError(PermissionError):
 
 class ConcurrentRotationError(Exception):
     """A client's webhook secrets kept changing under this write (other rotations at the same time)."""
+
+
+class NotReschedulableError(Exception):
+    """Only a job that has not started (`scheduled`, or `pending` with a start time) can be rescheduled."""
+
+
+class InvalidStartTimeError(ValueError):
+    """A start time too far ahead (over a year), or both `runAt` and `delaySeconds`."""
+
+
+class ScheduleNotFoundError(LookupError):
+    pass
+
+
+class InvalidScheduleError(ValueError):
+    """An expression or time zone EventBridge Scheduler would refuse."""
+
+
+class ScheduleLimitError(Exception):
+    """The client keeps as many schedules as it may."""

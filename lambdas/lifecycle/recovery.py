@@ -6,6 +6,9 @@
 - `processing` jobs whose lease expired: the worker crashed or timed out. They go back to `pending`.
 - `waiting` parents whose check is due: finished if all their children have (a repair for a child
   whose last step was interrupted), else checked again later.
+- `scheduled` jobs due within the horizon: handed to SQS with the delay left (`start_times`). A
+  scheduled job is never taken for a lost one: it is in a state of its own, which the passes above
+  never read.
 Each re-send is preceded by a conditional update, so overlapping sweeps send a job at most once.
 The sweep pages through everything overdue until its time budget runs out; the next sweep goes on.
 """
@@ -13,7 +16,9 @@ The sweep pages through everything overdue until its time budget runs out; the n
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from lambdas import config
 from lambdas.lifecycle import parents
+from lambdas.lifecycle.start_times import hand_over_due
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.jobs import JobStore
@@ -25,6 +30,7 @@ class SweepReport:
     requeued_pending: int = 0
     requeued_expired: int = 0
     parents_finished: int = 0
+    handed_over: int = 0
     out_of_time: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -38,7 +44,14 @@ MIN_RECHECK_SECONDS = 60
 
 
 class Sweeper:
-    def __init__(self, store: JobStore, queue: JobQueue, grace_seconds: int) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        queue: JobQueue,
+        grace_seconds: int,
+        horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS,
+    ) -> None:
+        self._horizon = horizon_seconds
         self._store = store
         self._queue = queue
         self._grace = grace_seconds
@@ -46,6 +59,8 @@ class Sweeper:
 
     def sweep(self, has_time: Callable[[], bool]) -> SweepReport:
         report = SweepReport()
+        # First: a job due soon must not wait behind a long repair.
+        report.handed_over = hand_over_due(self._store, self._queue, self._horizon, has_time)
         now = self._store.now()
         lost = self._store.by_status(JobStatus.PENDING, due_before=now - self._grace)
         expired = self._store.by_status(JobStatus.PROCESSING, due_before=now)
@@ -79,7 +94,7 @@ class Sweeper:
             reason = f"lease expired on attempt {job.attempts}: the worker crashed or timed out"
         if not self._store.requeue(job, self._recheck, reason):
             return  # another sweep got there first, or the job moved on
-        self._queue.send(job.job_id, group=job.owner)
+        self._queue.for_type(job.job_type).send(job.job_id, group=job.owner)
         if job.status is JobStatus.PROCESSING:
             report.requeued_expired += 1
             log_transition(

@@ -2,7 +2,8 @@
 
 The job record is written before the message is sent. If SendMessage fails after the put, the job is
 still durable and `pending`; the recovery sweep sends its message once it is overdue. So the caller
-gets 202 either way, and no accepted job depends on the queue call succeeding.
+gets 202 either way, and no accepted job depends on the queue call succeeding. A job with a start time
+beyond the horizon is written `scheduled` and sent nothing yet (`start_times`).
 """
 
 import hashlib
@@ -14,13 +15,15 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
+from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError
 from lambdas.lifecycle.capabilities import submission_context
 from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
+from lambdas.lifecycle.start_times import delay_until, send_if_pending
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.models.job import Job, NewJob
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import ItemTooLargeError, JobExistsError
 from lambdas.store.jobs import JobStore
@@ -41,7 +44,7 @@ def _request_hash(request: SubmitJobRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
+def validated_payload(request: SubmitJobRequest, caller: str) -> dict[str, Any]:
     try:
         job_type = registry.get(request.type)
     except registry.NotRegisteredError:
@@ -58,7 +61,7 @@ def _validated_payload(request: SubmitJobRequest) -> dict[str, Any]:
         ]
         raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
     if job_type.check_submission is not None:
-        job_type.check_submission(payload, submission_context())
+        job_type.check_submission(payload, submission_context(caller))
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -68,10 +71,12 @@ def submit(
     queue: JobQueue,
     caller: Caller,
     idempotency_key: str | None = None,
+    horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS,
 ) -> Submitted:
     """Store the caller's job and send its message; an Idempotency-Key is the caller's own (another
-    caller's same key makes another job)."""
-    payload = _validated_payload(request)
+    caller's same key makes another job). Its submission checks see only the caller's own uploads."""
+    delay = delay_until(request.run_at, request.delay_seconds, store.now())
+    payload = validated_payload(request, caller.owner)
     request_hash = None
     if idempotency_key:
         job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller.owner}\n{idempotency_key}"))
@@ -83,9 +88,10 @@ def submit(
         job_type=request.type,
         payload=payload,
         max_attempts=request.max_attempts,
-        delay_seconds=request.delay_seconds,
+        delay_seconds=delay,
         request_hash=request_hash,
         owner=caller.owner,
+        horizon_seconds=horizon_seconds if request.run_at is not None or delay else 0,
     )
     try:
         job = store.put_new(new)
@@ -97,9 +103,9 @@ def submit(
         return Submitted(exists.existing, created=False)
     except ItemTooLargeError as too_large:
         raise JobTooLargeError(too_large.size, too_large.limit) from None
-    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
+    log_transition(job.job_id, job.job_type, "new", job.status, 0)
     try:
-        queue.send(job.job_id, request.delay_seconds, group=job.owner)
+        send_if_pending(queue, job, store.now())
     except (ClientError, BotoCoreError):
         logger.exception("SendMessage failed after the job was stored; the recovery sweep will send it")
     return Submitted(job, created=True)

@@ -1,5 +1,5 @@
-"""Files in and out: a presigned PUT for an upload (named later by a `process_file` job), presigned GETs
-for the files a finished job wrote."""
+"""Files in and out: a presigned POST for an upload (named later by a `process_file` job of the same
+key), presigned GETs for the files a finished job wrote."""
 
 import time
 
@@ -12,13 +12,16 @@ from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.store.uploads import Uploads, result_key
 
 
-def start_upload(request: CreateUploadRequest) -> CreateUploadResponse:
+def start_upload(request: CreateUploadRequest, caller: str) -> CreateUploadResponse:
+    """An upload owned by `caller` (its API key id), at most the function's MAX_FILE_BYTES."""
     api = settings.api()
-    ticket = Uploads(api.uploads_bucket).presign_put(request.filename, request.content_type)
+    ticket = Uploads(api.uploads_bucket).presign_post(
+        request.filename, caller, api.max_file_bytes, request.content_type
+    )
     return CreateUploadResponse(
         key=ticket.key,
         url=ticket.url,
-        headers=ticket.headers,
+        fields=ticket.fields,
         expires_at=ticket.expires_at,
         max_bytes=api.max_file_bytes,
     )

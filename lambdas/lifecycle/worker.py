@@ -14,7 +14,8 @@ What the attempt recorded (a delivery's log line) commits with that write. A fan
 write also moves its fan-out's counters (their own item) and, when it is the last child, finishes
 the parent (see `lambdas/store/children.py`); a parent that starts waiting after its children all finished finishes
 itself. A message that cannot be claimed is a duplicate (dropped) unless it names no job (a poison
-message, forwarded to the dead-letter queue with its raw body).
+message, forwarded to the dead-letter queue with its raw body) or comes before its job's start time (a
+reschedule moved it later: the message is made visible again when the job is due).
 """
 
 import math
@@ -74,13 +75,14 @@ class Outcome(StrEnum):
     DEFERRED = "deferred"  # over a limit, or RetryLater: waits in a fresh message (this one is deleted)
     DEAD = "dead"
     DUPLICATE = "duplicate"  # another worker holds the job, or it is already finished
+    EARLY = "early"  # the job was rescheduled later: the message comes back when it is due
     STALE = "stale"  # this attempt lost its lease; a newer attempt owns the job
     POISON = "poison"  # the message names no job
     ERROR = "error"  # the attempt could not record its outcome; SQS will deliver the message again
 
 
 # Outcomes after which the message must stay on the queue (be reported in batchItemFailures).
-_KEEP_MESSAGE = {Outcome.RETRIED, Outcome.ERROR}
+_KEEP_MESSAGE = {Outcome.RETRIED, Outcome.ERROR, Outcome.EARLY}
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,7 @@ class Worker:
             job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
         )
         try:
-            self._queue.send(job.job_id, group=job.owner)
+            self._queue.for_type(job.job_type).send(job.job_id, group=job.owner)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, 0)
@@ -297,7 +299,7 @@ class Worker:
         )
         delay = min(seconds, config.SQS_MAX_DELAY_SECONDS)
         try:
-            self._queue.send(job.job_id, delay, group=job.owner)
+            self._queue.for_type(job.job_type).send(job.job_id, delay, group=job.owner)
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, delay)
@@ -359,6 +361,11 @@ class Worker:
             # Dead, but its alert was never raised (the forward to the DLQ failed): forward again.
             self._forward(message, _death(job, job.last_error or "dead"))
             return MessageResult(message.message_id, Outcome.DEAD, job.job_type)
+        early = job.run_at / 1000 - self._store.now()
+        if job.status is JobStatus.PENDING and early > 0:
+            # Sent for the start time before a reschedule moved it later: back when the job is due.
+            self._queue.change_visibility(message.receipt_handle, math.ceil(early))
+            return MessageResult(message.message_id, Outcome.EARLY, job.job_type)
         logger.info("duplicate message dropped", status=job.status.value)
         return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
 

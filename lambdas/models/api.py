@@ -4,7 +4,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from lambdas import config
@@ -32,7 +32,29 @@ class SubmitJobRequest(_Wire):
         description="Attempts before the job is declared dead.",
     )
     delay_seconds: int = Field(
-        default=0, ge=0, le=config.MAX_DELAY_SECONDS, description="Seconds before the first attempt."
+        default=0,
+        ge=0,
+        le=config.MAX_SCHEDULE_AHEAD_SECONDS,
+        description="Seconds before the first attempt (up to a year). Not with `runAt`.",
+    )
+    run_at: AwareDatetime | None = Field(
+        default=None,
+        description=(
+            "When the first attempt may start (RFC 3339 with a UTC offset; up to a year ahead; a past time "
+            "runs now). Not with `delaySeconds`. A job due beyond SQS's 900 s is `scheduled` until then."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_start_time(self) -> Self:
+        if self.run_at is not None and self.delay_seconds:
+            raise ValueError("give runAt or delaySeconds, not both")
+        return self
+
+
+class RescheduleRequest(_Wire):
+    run_at: AwareDatetime = Field(
+        description="The new start time (RFC 3339 with a UTC offset; up to a year ahead; a past time runs now)."
     )
 
 
@@ -115,14 +137,23 @@ class JobView(_Wire):
     type: str
     status: str
     payload: dict[str, Any] = Field(description="The job's input, as submitted.")
-    attempts: int
+    attempts: int = Field(description="Attempts since the job was submitted or last retried.")
     max_attempts: int
-    last_error: str | None = None
+    last_error: str | None = Field(
+        default=None,
+        description="The last failed attempt's error while the job is not done; a done job's earlier errors "
+        "are in its `history`.",
+    )
     result: Any = None
     created_at: str
     updated_at: str
     status_at: str = Field(description="When the job entered its current status.")
-    next_attempt_at: str | None = Field(default=None, description="When a pending job is due to run again.")
+    next_attempt_at: str | None = Field(
+        default=None, description="When a pending or scheduled job is due to run (again)."
+    )
+    run_at: str | None = Field(
+        default=None, description="The start time asked for (`runAt`, `delaySeconds`), until the job starts."
+    )
     parent_id: str | None = None
     waiting_for: WaitingForView | None = Field(
         default=None,
@@ -158,7 +189,8 @@ class JobView(_Wire):
             payload=job.payload,
             result=job.result,
             history=history_of(job),
-            next_attempt_at=iso_time(job.due_at / 1000) if job.status is JobStatus.PENDING else None,
+            next_attempt_at=iso_time(job.due_at / 1000) if job.status in _DUE_SHOWN else None,
+            run_at=iso_time(job.run_at / 1000) if job.run_at else None,
             waiting_for=WaitingForView.of(job.waiting_for)
             if job.waiting_for is not None and job.status is JobStatus.PENDING
             else None,
@@ -173,6 +205,9 @@ class JobView(_Wire):
                 cancelled=counts.cancelled,
             ),
         )
+
+
+_DUE_SHOWN = (JobStatus.PENDING, JobStatus.SCHEDULED)
 
 
 def status_time(job: Job) -> str:
@@ -190,7 +225,8 @@ def summary_fields(job: Job) -> dict[str, Any]:
         "created_at": job.created_at,
         "updated_at": job.updated_at,
         "status_at": status_time(job),
-        "last_error": job.last_error,
+        # A done job's last error is history (an attempt before the one that succeeded), not its state.
+        "last_error": None if job.status is JobStatus.DONE else job.last_error,
         "parent_id": job.parent_id,
     }
 

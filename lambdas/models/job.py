@@ -8,6 +8,9 @@ from lambdas.models.waiting import WaitingFor
 
 
 class JobStatus(StrEnum):
+    # Due beyond SQS's longest message delay (the schedule horizon): no message exists yet; the sweep
+    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/design.md).
+    SCHEDULED = "scheduled"
     PENDING = "pending"
     PROCESSING = "processing"
     # A parent (a webhook fan-out) that handed its work to child jobs; it finishes when they all have.
@@ -102,6 +105,7 @@ class Job:
     # job has waited so in all (bounded by LIMIT_MAX_WAIT_SECONDS).
     waiting_for: WaitingFor | None = None
     waited_seconds: int = 0
+    run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,10 @@ class NewJob:
     job_type: str
     payload: dict[str, Any]
     max_attempts: int
-    delay_seconds: int = 0
+    delay_seconds: float = 0
     parent_id: str | None = None
     request_hash: str | None = None
     owner: str = ""
+    # A job given a start time (`runAt`/`delaySeconds`): a message that comes before it cannot claim it,
+    # and a job due beyond this horizon (seconds) is written `scheduled`; 0: no start time was asked.
+    horizon_seconds: int = 0

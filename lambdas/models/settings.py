@@ -83,8 +83,57 @@ class LimitsSettings(Environment):
         return parse_overrides(json.loads(value) if isinstance(value, str) and value else value)
 
 
+class HorizonSettings(Environment):
+    """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
+
+    schedule_horizon_seconds: int = Field(
+        alias=config.ENV_SCHEDULE_HORIZON_SECONDS,
+        default=config.SCHEDULE_HORIZON_SECONDS,
+        ge=1,
+        le=config.MAX_DELAY_SECONDS,
+    )
+
+
+class ScheduleSettings(HorizonSettings):
+    """The recurring schedules' table, and how many schedules one client may keep."""
+
+    schedules_table: str = Field(alias=config.ENV_SCHEDULES_TABLE, min_length=1)
+    max_schedules_per_client: int = Field(
+        alias=config.ENV_MAX_SCHEDULES_PER_CLIENT, default=config.MAX_SCHEDULES_PER_CLIENT, ge=1
+    )
+
+
+class JobTypesSettings(Environment):
+    """The job types a function knows beyond the built-in ones (lambdas/jobs/packages.py), where each
+    type's jobs are queued when not on the shared queue, and, in a worker, its types' settings and
+    secrets (infra/job_types.py writes them)."""
+
+    job_packages: tuple[str, ...] = Field(alias=config.ENV_JOB_PACKAGES, default=())
+    job_queue_urls: dict[str, str] = Field(alias=config.ENV_JOB_QUEUE_URLS, default_factory=dict)
+    job_settings: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_SETTINGS, default_factory=dict)
+    job_secrets: dict[str, str] = Field(alias=config.ENV_JOB_SECRETS, default_factory=dict)
+
+    @field_validator("job_packages", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):  # "crm_jobs,billing_jobs" in the environment
+            return tuple(part for part in value.replace(" ", "").split(",") if part)
+        return value
+
+    @field_validator("job_queue_urls", "job_settings", "job_secrets", mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
+
+
 class ApiSettings(
-    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, LimitsSettings
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    LimitsSettings,
+    ScheduleSettings,
+    JobTypesSettings,
 ):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
@@ -109,7 +158,12 @@ class ApiSettings(
 
 
 class WorkerSettings(
-    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, LimitsSettings
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    LimitsSettings,
+    JobTypesSettings,
 ):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
@@ -169,7 +223,7 @@ class DeadLetterSettings(JobsTableSettings):
     alerts_topic_arn: str = Field(alias=config.ENV_ALERTS_TOPIC_ARN, min_length=1)
 
 
-class RecoverySettings(JobsTableSettings):
+class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     grace_seconds: int = Field(
         alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
@@ -211,3 +265,12 @@ api = cached(ApiSettings)
 worker = cached(WorkerSettings)
 dead_letter = cached(DeadLetterSettings)
 recovery = cached(RecoverySettings)
+
+
+class FiringSettings(JobsTableSettings, ScheduleSettings, JobTypesSettings):
+    """The `schedules` function: EventBridge Scheduler's target, which creates one job per firing."""
+
+    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
+
+
+firing = cached(FiringSettings)

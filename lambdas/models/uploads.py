@@ -1,4 +1,4 @@
-"""`POST /uploads`: ask for a presigned URL, PUT the file there, then submit `process_file` with the key."""
+"""`POST /uploads`: ask for a presigned POST, send the file there, then submit `process_file` with the key."""
 
 import re
 from dataclasses import dataclass
@@ -34,6 +34,7 @@ class UploadTooLargeError(ValueError):
 class StoredObject:
     size: int
     content_type: str | None
+    owner: str | None = None  # the API key id that asked for the upload; None on older uploads
 
 
 class _Wire(BaseModel):
@@ -62,8 +63,12 @@ class CreateUploadRequest(_Wire):
 
 class CreateUploadResponse(_Wire):
     key: str = Field(description='Submit `process_file` with `{"key": ...}` once the upload is done.')
-    url: str = Field(description="Presigned URL: PUT the file's bytes here.")
-    method: str = "PUT"
-    headers: dict[str, str] = Field(description="Headers the PUT must carry.")
+    url: str = Field(description="Presigned POST: send the file here as multipart/form-data.")
+    method: str = "POST"
+    fields: dict[str, str] = Field(
+        description="The form fields to send, unchanged, before the file (the last field, named `file`)."
+    )
     expires_at: str = Field(description="The URL stops working at this time (ISO-8601, UTC).")
-    max_bytes: int = Field(description="Files larger than this are refused when the job runs.")
+    max_bytes: int = Field(
+        description="S3 refuses a larger file (400 EntityTooLarge); only the key that asked may name the upload."
+    )

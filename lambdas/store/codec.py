@@ -53,6 +53,9 @@ PARENT_TYPE = "parentType"
 PARENT_ATTEMPTS = "parentAttempts"
 HISTORY_SLOTS = 10
 HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays for its whole size
+# When a job given a start time may first run (epoch ms): a message that comes before cannot claim it.
+# Removed by the first claim (a retry's delay is its message's, not this).
+RUN_AT = "runAt"
 ATTEMPT_TOTAL = "attemptTotal"
 ATTEMPT_STARTED_AT = "attemptStartedAt"
 # A job waiting on a limit (or its own RetryLater): {kind, key, until (epoch ms), reason}; and the seconds
@@ -148,6 +151,7 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         reopened_at=int(raw.get(REOPENED_AT, 0)),
         waiting_for=_waiting_for(raw.get(WAITING_FOR)),
         waited_seconds=int(raw.get(WAITED_SECONDS, 0)),
+        run_at=int(raw.get(RUN_AT, 0)),
     )
 
 
@@ -283,6 +287,10 @@ class JobItems:
     def new_item(self, new: NewJob, now: float) -> dict[str, Any]:
         """A new pending job's marshalled item; ItemTooLargeError when DynamoDB would refuse it."""
         shard = self.shard_of(new.job_id)
+        due = now + new.delay_seconds
+        status = JobStatus.PENDING
+        if new.horizon_seconds and new.delay_seconds > new.horizon_seconds:
+            status = JobStatus.SCHEDULED
         values: dict[str, Any] = {
             schema.JOBS_PK: new.job_id,
             "jobType": new.job_type,
@@ -294,8 +302,10 @@ class JobItems:
             "owner": new.owner,
             schema.OWNER_SHARD: owner_key(new.owner, shard),
             schema.CREATED_SHARD: created_key(shard),
-            **self.state(new.job_id, new.owner, JobStatus.PENDING, now + new.delay_seconds, now).assign,
+            **self.state(new.job_id, new.owner, status, due, now).assign,
         }
+        if new.horizon_seconds:
+            values[RUN_AT] = millis(due)
         if new.parent_id:
             values["parentId"] = new.parent_id
         if new.request_hash:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lambdas import config
 from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
@@ -27,6 +28,7 @@ from lambdas.store.codec import (
     CHILDREN_FINISHED,
     CHILDREN_TOTAL,
     MAX_ERROR_CHARS,
+    RUN_AT,
     WAITED_SECONDS,
     WAITING_FOR,
     history_entry,
@@ -41,6 +43,7 @@ from lambdas.store.errors import (
 )
 from lambdas.store.expressions import Update, marshal
 from lambdas.store.listing import JobListing
+from lambdas.store.timing import JobTiming
 from lambdas.store.transactions import Put
 
 __all__ = ["Claim", "Ended", "JobStore", "Put", "iso_time"]
@@ -57,7 +60,7 @@ class Claim:
     previous: JobStatus
 
 
-class JobStore(JobListing, JobActions, ChildWrites):
+class JobStore(JobListing, JobActions, ChildWrites, JobTiming):
     def by_status(self, status: JobStatus, due_before: float | None = None) -> Iterator[Job]:
         """Jobs in a live `status`, across every shard, optionally only those whose `dueAt` has passed.
 
@@ -106,12 +109,18 @@ class JobStore(JobListing, JobActions, ChildWrites):
         update = Update(
             assign={**state.assign, ATTEMPT_STARTED_AT: iso_time(now)},
             add={"attempts": 1, ATTEMPT_TOTAL: 1},
-            remove=state.remove,
+            remove=(*state.remove, RUN_AT),
             condition=(
-                f"attribute_exists({schema.JOBS_PK}) AND (#status = :pending OR "
+                f"attribute_exists({schema.JOBS_PK}) AND ((#status = :pending AND "
+                f"(attribute_not_exists(#{RUN_AT}) OR #{RUN_AT} <= :soon)) OR "
                 f"(#status = :processing AND {schema.STATUS_INDEX_SK} < :now))"
             ),
-            values={":pending": "pending", ":processing": "processing", ":now": millis(now)},
+            values={
+                ":pending": "pending",
+                ":processing": "processing",
+                ":now": millis(now),
+                ":soon": millis(now + config.RUN_AT_TOLERANCE_SECONDS),
+            },
         )
         try:
             # The item before the write says where the job came from; the update says where it is now.

@@ -39,12 +39,21 @@ def parse_job_message(body: str) -> str:
 
 
 class JobQueue:
-    def __init__(self, queue_url: str) -> None:
+    """A function's job queue (`url`), and the queues of the job types that run in functions of their
+    own (`routes`: type -> URL): a job is always sent to its type's queue."""
+
+    def __init__(self, queue_url: str, routes: Mapping[str, str] | None = None) -> None:
         self.url = queue_url
+        self._routes = dict(routes or {})
 
     @property
     def _sqs(self) -> Any:
         return clients.client("sqs")
+
+    def for_type(self, job_type: str) -> "JobQueue":
+        """The queue of `job_type`'s function: this one for a type without a function of its own."""
+        url = self._routes.get(job_type, self.url)
+        return self if url == self.url else JobQueue(url, self._routes)
 
     def send(self, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
         """One job's message; `group` is its owner (see `message_group`)."""

@@ -1,11 +1,16 @@
 """The uploads bucket: presigned uploads, the key layout, streaming reads and result writes.
 
 Key layout (the only keys this code reads or writes):
-- `uploads/<uuid4>/<safe file name>`: what clients upload, through a presigned PUT URL;
+- `uploads/<uuid4>/<safe file name>`: what clients upload, through a presigned POST;
 - `results/<jobId>/...`: what `process_file` writes for a job.
 
 A job names an upload by key only. The bucket is always the stack's, so a caller cannot point the
 worker at somebody else's bucket, and a key that does not have the upload shape is refused.
+
+An upload's owner (the API key id that asked for it) is written into the POST's signed policy as the
+object's `x-amz-meta-owner`, and its size limit as a `content-length-range`: S3 refuses a POST whose
+form changes either, or whose file is larger, before a byte is stored. `head` and `download` hand the
+owner back, so its reader can refuse an upload that is not its caller's.
 """
 
 import hashlib
@@ -13,7 +18,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import IO
+from typing import IO, Any
 
 from botocore.exceptions import ClientError
 
@@ -35,12 +40,15 @@ _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 _DENIED = frozenset({"403", "AccessDenied", "Forbidden"})
 
 
+OWNER_METADATA = "owner"  # the object's x-amz-meta-owner
+
+
 @dataclass(frozen=True)
 class UploadTicket:
     key: str
     url: str
     expires_at: str
-    headers: dict[str, str]  # headers the PUT must carry, as they were signed
+    fields: dict[str, str]  # the form fields the POST must send before the file, as they were signed
 
 
 def safe_filename(name: str) -> str:
@@ -69,35 +77,40 @@ class Uploads:
     def __init__(self, bucket: str) -> None:
         self.bucket = bucket
 
-    def presign_put(
+    def presign_post(
         self,
         filename: str,
+        owner: str,
+        max_bytes: int,
         content_type: str | None = None,
         expires_in: int = config.UPLOAD_URL_EXPIRES_SECONDS,
         now: datetime | None = None,
     ) -> UploadTicket:
+        """A presigned POST for one new key: S3 stores the file only if it is at most `max_bytes`, and
+        with exactly these fields (the owner; the content type, when given)."""
         key = new_upload_key(filename)
-        params: dict[str, str] = {"Bucket": self.bucket, "Key": key}
-        headers: dict[str, str] = {}
+        fields = {f"x-amz-meta-{OWNER_METADATA}": owner}
         if content_type:
-            params["ContentType"] = content_type
-            headers["Content-Type"] = content_type
-        url = client("s3").generate_presigned_url(
-            "put_object", Params=params, ExpiresIn=expires_in, HttpMethod="PUT"
+            fields["Content-Type"] = content_type
+        conditions: list[Any] = [{name: value} for name, value in fields.items()]
+        conditions.append(["content-length-range", 0, max_bytes])
+        post = client("s3").generate_presigned_post(
+            self.bucket, key, Fields=fields, Conditions=conditions, ExpiresIn=expires_in
         )
         expires_at = (now or datetime.now(UTC)) + timedelta(seconds=expires_in)
         return UploadTicket(
             key=key,
-            url=url,
+            url=post["url"],
             expires_at=iso_time(expires_at.timestamp()),
-            headers=headers,
+            fields={str(name): str(value) for name, value in post["fields"].items()},
         )
 
     def presign_get(self, key: str, expires_in: int) -> str:
         params = {"Bucket": self.bucket, "Key": key}
         return str(client("s3").generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in))
 
-    def head(self, key: str) -> StoredObject:
+    def head(self, key: str, owner: str | None = None) -> StoredObject:
+        """UploadNotFoundError when nothing is at `key`, or it is not `owner`'s (when given)."""
         try:
             response = client("s3").head_object(Bucket=self.bucket, Key=key)
         except ClientError as error:
@@ -107,13 +120,16 @@ class Uploads:
             if code in _DENIED:
                 raise UploadAccessDeniedError(f"{key} cannot be read: {code}") from None
             raise
-        return StoredObject(size=int(response["ContentLength"]), content_type=response.get("ContentType"))
+        return _owned(key, _stored(response), owner)
 
-    def download(self, key: str, sink: IO[bytes], max_bytes: int) -> tuple[int, str]:
+    def download(
+        self, key: str, sink: IO[bytes], max_bytes: int, owner: str | None = None
+    ) -> tuple[int, str]:
         """Stream the object into `sink` without holding it in memory; return (size, sha256 hex).
 
-        UploadTooLargeError as soon as more than `max_bytes` arrive (the object may have been
-        replaced by a bigger one since it was checked).
+        UploadNotFoundError when it is not `owner`'s (when given), as when it does not exist.
+        UploadTooLargeError, with the numbers, before a byte is read when S3 says it is over
+        `max_bytes`, and as soon as more than `max_bytes` arrive.
         """
         try:
             response = client("s3").get_object(Bucket=self.bucket, Key=key)
@@ -122,10 +138,13 @@ class Uploads:
             if _error_code(error) in _MISSING | _DENIED:
                 raise UploadNotFoundError(f"nothing has been uploaded at {key}") from None
             raise
+        body = response["Body"]
         digest = hashlib.sha256()
         size = 0
-        body = response["Body"]
         try:
+            stored = _owned(key, _stored(response), owner)
+            if stored.size > max_bytes:
+                raise UploadTooLargeError(f"{key} is {stored.size} bytes; the limit is {max_bytes}")
             for chunk in body.iter_chunks(_CHUNK_BYTES):
                 size += len(chunk)
                 if size > max_bytes:
@@ -138,6 +157,22 @@ class Uploads:
 
     def put(self, key: str, data: bytes, content_type: str) -> None:
         client("s3").put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+
+def _stored(response: dict[str, Any]) -> StoredObject:
+    return StoredObject(
+        size=int(response["ContentLength"]),
+        content_type=response.get("ContentType"),
+        owner=response.get("Metadata", {}).get(OWNER_METADATA),
+    )
+
+
+def _owned(key: str, stored: StoredObject, owner: str | None) -> StoredObject:
+    # Another client's upload reads as a missing one: its existence is not the caller's to learn. One
+    # made before owners were recorded has none, so it is nobody's.
+    if owner is not None and stored.owner != owner:
+        raise UploadNotFoundError(f"nothing has been uploaded at {key}")
+    return stored
 
 
 def _error_code(error: ClientError) -> str:

@@ -39,6 +39,11 @@ class Resource:
     attributes: Mapping[str, str] = field(default_factory=dict)  # what `Fn::GetAtt` returns
 
 
+# A worker group's function: its construct id carries the group's suffix, which starts with a digit
+# (`FunctionsWorker180s1024MBFunction1A2B3C4D`); the shared worker's does not.
+_GROUP_FUNCTION = re.compile(r"Functions[A-Za-z]+(\d\w*?)Function[0-9A-F]{8}")
+
+
 @dataclass(frozen=True)
 class FunctionSpec:
     logical_id: str
@@ -145,11 +150,22 @@ class Provisioned:
     api_keys: list[ApiKeySpec] = field(default_factory=list)  # enabled ones, clients first
 
     def function(self, handler: str) -> FunctionSpec:
-        """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`)."""
+        """The one function whose `Handler` is `handler` (e.g. `lambdas.handlers.worker.handler`); of the
+        workers (one per worker group), the shared one, whose logical id carries no group suffix
+        (`FunctionsWorkerFunction…`, a group's `FunctionsWorker180s1024MBFunction…`)."""
         found = [f for f in self.functions.values() if f.handler == handler]
+        if len(found) > 1:
+            found = [f for f in found if _GROUP_FUNCTION.fullmatch(f.logical_id) is None]
         if len(found) != 1:
             raise LookupError(f"expected one function with handler {handler!r}, found {len(found)}")
         return found[0]
+
+    def display_name(self, logical_id: str) -> str:
+        """`worker` for the shared worker, `worker-180s1024MB` for a worker group's (and so on)."""
+        function = self.functions[logical_id]
+        short = function.handler.split(".")[-2] if "." in function.handler else function.handler
+        group = _GROUP_FUNCTION.fullmatch(logical_id)
+        return f"{short}-{group.group(1)}" if group else short
 
     def function_env(self, handler: str) -> dict[str, str]:
         """The environment the template gives the function with this handler, as plain strings."""

@@ -57,7 +57,7 @@ CREATED_PROPERTIES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
     ),
     model.TOPIC: (frozenset(), frozenset({"KmsMasterKeyId"})),
-    model.SECRET: (frozenset({"GenerateSecretString"}), frozenset({"Description"})),
+    model.SECRET: (frozenset({"GenerateSecretString"}), frozenset({"Description", "Tags"})),
 }
 
 # Types that exist only for permissions, monitoring or API Gateway's own bookkeeping.
@@ -77,6 +77,10 @@ NOT_REPRODUCED = frozenset(
         "AWS::ApiGateway::Model",
         "AWS::ApiGateway::RequestValidator",
         "AWS::ApiGateway::UsagePlanKey",
+        # The minute tick of the schedules function: locally the schedule timer fires the stored
+        # schedules instead, by the same next-fire-time (local_runtime/schedule_timer.py).
+        "AWS::Scheduler::ScheduleGroup",
+        "AWS::Scheduler::Schedule",
     }
 )
 

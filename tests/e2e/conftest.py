@@ -95,13 +95,15 @@ def _short_dlq_window(template: dict[str, Any]) -> dict[str, Any]:
         for logical_id, r in resources.items()
         if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == DEAD_LETTER
     ]
-    (mapping,) = [
+    mappings = [  # one per worker group's DLQ
         r["Properties"]
         for r in resources.values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
         and r["Properties"]["FunctionName"] == {"Ref": function}
     ]
-    mapping["MaximumBatchingWindowInSeconds"] = DLQ_BATCHING_WINDOW
+    assert mappings
+    for mapping in mappings:
+        mapping["MaximumBatchingWindowInSeconds"] = DLQ_BATCHING_WINDOW
     return template
 
 

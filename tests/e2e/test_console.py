@@ -211,6 +211,22 @@ def test_a_delayed_job_is_cancelled_after_a_confirmation(console: Console, clien
     assert client.job(job_id)["status"] == "cancelled"
 
 
+def test_a_scheduled_job_shows_when_it_starts_and_is_cancelled(console: Console, client: Client) -> None:
+    """A job due beyond the 900 s horizon is `scheduled` (issue 22); its page says when it starts, as text,
+    and offers Cancel job (allowedActions), not Retry."""
+    job_id = client.submit("test_echo", {}, delaySeconds=7200)
+    page = console.page
+    console.sign_in(client.runtime.api_key)
+    console.open(f"#/jobs/{job_id}")
+    expect(page.locator(".summary .status")).to_have_text("scheduled")
+    expect(page.get_by_text("Scheduled: it starts at")).to_be_visible()
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    page.get_by_role("button", name="Cancel job").click()
+    console.confirm("Cancel job")
+    expect(page.locator(".summary .status")).to_have_text("cancelled")
+    assert client.job(job_id)["status"] == "cancelled"
+
+
 def test_the_job_page_offers_the_actions_the_api_allows_and_no_others(
     console: Console, client: Client
 ) -> None:

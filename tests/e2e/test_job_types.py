@@ -86,7 +86,7 @@ def test_cli_submits_waits_and_tails(client: Client, runtime: LocalRuntime) -> N
             timeout=60,
         )
         assert submitted.returncode == 0, submitted.stderr
-        job = json.loads(submitted.stdout[submitted.stdout.index("{", 1) :])
+        job = json.loads(submitted.stdout)  # one document: the job as it ended
         assert job["status"] == "done"
         client.wait_until(
             lambda: f"job {job['jobId']}" in "".join(tailed) and "processing \u2192 done" in "".join(tailed),

@@ -85,11 +85,11 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
 
     template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert len(functions) == 4
+    assert len(functions) == 6  # the shared worker, process_file's and the schedules function
     assert {f["Properties"]["Code"]["S3Key"] for f in functions} == {f"{asset_hash}.zip"}
 
     # The handlers, and nothing of the repository that is not function code.
-    for entry_point in ("api", "worker", "dead_letter", "recovery"):
+    for entry_point in ("api", "worker", "dead_letter", "recovery", "schedules"):
         assert (asset / "lambdas" / "handlers" / f"{entry_point}.py").is_file()
     assert not (asset / "tests").exists()
     assert not (asset / "infra").exists()
@@ -109,3 +109,32 @@ def test_cli_synth_bundles_one_arm64_asset_for_all_functions(tmp_path: Path) -> 
     # compiles them (docs/performance.md); this machine has no python3.14, so pyodide wrote it.
     for package in ("lambdas", "aws_lambda_powertools", "pydantic", "botocore"):
         _assert_compiled_for_3_14(asset / package)
+
+
+def test_a_users_project_synthesizes_with_its_package_in_the_asset(tmp_path: Path) -> None:
+    """examples/user-project's `npx cdk synth`, run from its folder as its owner runs it: its cdk.json's
+    jobPackages reach the stack, and its package is in the functions' one asset beside `lambdas/`.
+    Seen to fail with `copy_package` leaving the user's packages out."""
+    project = REPO_ROOT / "examples" / "user-project"
+    result = subprocess.run(
+        ["npx", "--no-install", "cdk", "synth", "--quiet", "-o", str(tmp_path)],
+        cwd=project,
+        env=_cli_environment(),
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    _, asset = _code_asset(tmp_path)
+    assert (asset / "crm_jobs" / "sync_crm.py").read_bytes() == (
+        project / "crm_jobs" / "sync_crm.py"
+    ).read_bytes()
+    assert (asset / "lambdas" / "handlers" / "worker.py").is_file()
+    template = json.loads((tmp_path / f"{config.STACK_ID}.template.json").read_text())
+    timeouts = sorted(
+        r["Properties"]["Timeout"]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function"
+    )
+    assert 120 in timeouts  # sync_crm's worker

@@ -12,11 +12,11 @@ from lambdas import config
 from lambdas.handlers import worker
 from lambdas.lifecycle.worker import MessageResult, Outcome
 from lambdas.observability import metrics
-from tests.infra.cfn import function, logical_id, render, resources
+from tests.infra.cfn import function, functions, logical_id, render, resources
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
-FUNCTIONS = ("api", "worker", "dead_letter", "recovery")
+FUNCTIONS = ("api", "worker", "dead_letter", "recovery", "schedules")
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +128,9 @@ def test_depth_and_oldest_message_of_both_queues(
 ) -> None:
     main = logical_id(template, "AWS::SQS::Queue", "QueuesQueue")
     dlq = logical_id(template, "AWS::SQS::Queue", "DeadLetterQueue")
+    queues = resources(template, "AWS::SQS::Queue")
+    (group,) = [lid for lid in queues if lid.startswith("QueuesQueue180s1024MB")]
+    (group_dlq,) = [lid for lid in queues if lid.startswith("QueuesDeadLetterQueue180s1024MB")]
     for title, metric in (
         ("Queue depth (messages visible)", "ApproximateNumberOfMessagesVisible"),
         ("Age of the oldest message (s)", "ApproximateAgeOfOldestMessage"),
@@ -135,6 +138,9 @@ def test_depth_and_oldest_message_of_both_queues(
         assert _series(_graph(widgets, title)) == [
             ("AWS/SQS", metric, "QueueName", f"QueueName({main})", "Maximum", "main"),
             ("AWS/SQS", metric, "QueueName", f"QueueName({dlq})", "Maximum", "dead-letter"),
+            # process_file's worker's pair, named by its group
+            ("AWS/SQS", metric, "QueueName", f"QueueName({group})", "Maximum", "main 180s1024MB"),
+            ("AWS/SQS", metric, "QueueName", f"QueueName({group_dlq})", "Maximum", "dead-letter 180s1024MB"),
         ]
 
 
@@ -150,9 +156,11 @@ def test_depth_and_oldest_message_of_both_queues(
 def test_each_function_per_metric(
     widgets: list[dict[str, Any]], template: dict[str, Any], title: str, metric: str, stat: str
 ) -> None:
+    ids = {name: function(template, name)[0] for name in FUNCTIONS}
+    (ids["worker-180s1024MB"],) = [f for f, _ in functions(template, "worker") if f != ids["worker"]]
+    order = ["api", "worker", "worker-180s1024MB", "dead_letter", "recovery", "schedules"]
     assert _series(_graph(widgets, title)) == [
-        ("AWS/Lambda", metric, "FunctionName", f"Ref({function(template, name)[0]})", stat, name)
-        for name in FUNCTIONS
+        ("AWS/Lambda", metric, "FunctionName", f"Ref({ids[name]})", stat, name) for name in order
     ]
 
 

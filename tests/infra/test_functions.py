@@ -9,7 +9,7 @@ from infra.environment import FunctionEnvironmentError, environment_for
 from infra.functions import SPECS, FunctionSpec
 from infra.synth import synthesize
 from lambdas import config
-from tests.infra.cfn import function, grants, render, resources, role_statements
+from tests.infra.cfn import concrete, function, grants, render, resources, role_statements
 from tests.infra.conftest import CUSTOM_CONTEXT
 
 pytestmark = pytest.mark.xdist_group("infra-template")
@@ -55,8 +55,9 @@ def test_function_logs_to_its_own_log_group_with_retention(
 
 
 def test_all_functions_share_one_code_asset(template: dict[str, Any]) -> None:
-    codes = [_props(template, entry_point)["Code"] for entry_point in ENTRY_POINTS]
-    assert len(resources(template, "AWS::Lambda::Function")) == len(ENTRY_POINTS)
+    codes = [r["Properties"]["Code"] for r in resources(template, "AWS::Lambda::Function").values()]
+    # One worker per group: the shared one and process_file's.
+    assert len(codes) == len(ENTRY_POINTS) + 1
     assert all(code == codes[0] for code in codes)
     assert codes[0]["S3Key"].endswith(".zip")
 
@@ -100,13 +101,20 @@ def test_environment_is_what_the_settings_models_declare(
 ) -> None:
     env = _env(template, spec.entry_point)
     assert _declared(spec, required=True) <= set(env)
-    # The callers' variable of the default mode: IAM_CALLERS replaces OPERATOR_KEY_ID with auth=iam
+    # Set only when there is something to say: the stack's job packages, its types' settings and secrets;
+    # and the callers' variable of the default mode: IAM_CALLERS replaces OPERATOR_KEY_ID with auth=iam
     # (tests/infra/test_iam_auth.py).
-    assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables()) - {config.ENV_IAM_CALLERS}
+    unsaid = {
+        config.ENV_JOB_PACKAGES,
+        config.ENV_JOB_SETTINGS,
+        config.ENV_JOB_SECRETS,
+        config.ENV_IAM_CALLERS,
+    }
+    assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables() - unsaid)
     # The function will accept it: every model loads from exactly this environment.
-    concrete = {name: value if isinstance(value, str) else "deploy-time" for name, value in env.items()}
+    resolved = {name: concrete(name, value) for name, value in env.items()}
     for model in spec.settings:
-        model.model_validate(concrete)
+        model.model_validate(resolved)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from lambdas import config
-from tests.infra.cfn import function, logical_id, render, resources
+from tests.infra.cfn import concrete, function, functions, logical_id, render, resources
 from tests.infra.conftest import CUSTOM_CONTEXT
 
 pytestmark = pytest.mark.xdist_group("infra-template")
@@ -16,14 +16,23 @@ def _queue(template: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
     return queue_id, template["Resources"][queue_id]["Properties"]
 
 
-def _mapping(template: dict[str, Any], entry_point: str) -> dict[str, Any]:
-    function_id, _ = function(template, entry_point)
-    (mapping,) = [
+def _mappings_of(template: dict[str, Any], function_id: str) -> list[dict[str, Any]]:
+    return [
         r["Properties"]
         for r in resources(template, "AWS::Lambda::EventSourceMapping").values()
         if r["Properties"]["FunctionName"] == {"Ref": function_id}
     ]
+
+
+def _mapping(template: dict[str, Any], entry_point: str) -> dict[str, Any]:
+    (mapping,) = _mappings_of(template, function(template, entry_point)[0])
     return mapping
+
+
+def _group_worker(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """process_file's worker (the one group besides the shared worker in the default stack)."""
+    (found,) = [f for f in functions(template, "worker") if f[0] != function(template, "worker")[0]]
+    return found
 
 
 @pytest.mark.parametrize("name", ["QueuesQueue", "QueuesDeadLetterQueue"])
@@ -81,17 +90,55 @@ def test_worker_event_source_follows_context(custom_template: dict[str, Any]) ->
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": CUSTOM_CONTEXT["workerMaxConcurrency"]}
 
 
-def test_dead_letter_function_consumes_the_dlq(template: dict[str, Any]) -> None:
-    dlq_id, _ = _queue(template, "QueuesDeadLetterQueue")
-    mapping = _mapping(template, "dead_letter")
-    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [dlq_id, "Arn"]}
-    assert mapping["BatchSize"] == config.DLQ_BATCH_SIZE == 5
-    assert mapping["MaximumBatchingWindowInSeconds"] == config.DLQ_BATCHING_WINDOW_SECONDS == 30
-    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+def test_dead_letter_function_consumes_every_dlq(template: dict[str, Any]) -> None:
+    dlqs = [lid for lid in resources(template, "AWS::SQS::Queue") if "DeadLetterQueue" in lid]
+    assert len(dlqs) == 2  # the shared worker's and process_file's worker's
+    mappings = _mappings_of(template, function(template, "dead_letter")[0])
+    assert sorted(m["EventSourceArn"]["Fn::GetAtt"][0] for m in mappings) == sorted(dlqs)
+    for mapping in mappings:
+        assert mapping["BatchSize"] == config.DLQ_BATCH_SIZE == 5
+        assert mapping["MaximumBatchingWindowInSeconds"] == config.DLQ_BATCHING_WINDOW_SECONDS == 30
+        assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
 def test_no_other_function_is_driven_by_a_queue(template: dict[str, Any]) -> None:
-    assert len(resources(template, "AWS::Lambda::EventSourceMapping")) == 2
+    # Each worker its queue, the dead-letter function every DLQ: two workers, four mappings.
+    assert len(resources(template, "AWS::Lambda::EventSourceMapping")) == 4
+
+
+def test_a_group_worker_has_its_own_queue_visibility_and_lease_from_its_timeout(
+    template: dict[str, Any],
+) -> None:
+    """process_file runs in a worker of its own: 180 s, a queue whose visibility is six times that and
+    which redrives to its own DLQ, a lease 30 s longer. Seen to fail with the queue's visibility taken
+    from the shared worker's timeout (360 s)."""
+    from lambdas.jobs.types.process_file import PROCESS_FILE_TIMEOUT_SECONDS
+
+    worker_id, worker = _group_worker(template)
+    props = worker["Properties"]
+    assert props["Timeout"] == PROCESS_FILE_TIMEOUT_SECONDS
+    (mapping,) = _mappings_of(template, worker_id)
+    queue_id = mapping["EventSourceArn"]["Fn::GetAtt"][0]
+    queue = template["Resources"][queue_id]["Properties"]
+    assert queue["VisibilityTimeout"] == 6 * PROCESS_FILE_TIMEOUT_SECONDS
+    assert props["Environment"]["Variables"]["QUEUE_URL"] == {"Ref": queue_id}
+    assert props["Environment"]["Variables"]["LEASE_SECONDS"] == str(PROCESS_FILE_TIMEOUT_SECONDS + 30)
+    dlq_id = queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    assert props["Environment"]["Variables"]["DLQ_URL"] == {"Ref": dlq_id}
+    assert dlq_id != logical_id(template, "AWS::SQS::Queue", "QueuesDeadLetterQueue")
+
+
+def test_every_function_that_sends_jobs_knows_each_types_queue(template: dict[str, Any]) -> None:
+    """The API, the workers and recovery send a process_file job to its worker's queue (JOB_QUEUE_URLS).
+    Seen to fail with the map left out of the recovery function's environment."""
+    worker_id, _ = _group_worker(template)
+    (mapping,) = _mappings_of(template, worker_id)
+    queue_id = mapping["EventSourceArn"]["Fn::GetAtt"][0]
+    for entry_point in ("api", "worker", "recovery"):
+        variables = function(template, entry_point)[1]["Properties"]["Environment"]["Variables"]
+        assert concrete("x", variables["JOB_QUEUE_URLS"]) == '{"process_file":"resolved-x"}'
+        parts = variables["JOB_QUEUE_URLS"]["Fn::Join"][1]
+        assert {"Ref": queue_id} in parts
 
 
 def _recovery_rule(template: dict[str, Any]) -> dict[str, Any]:

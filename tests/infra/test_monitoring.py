@@ -71,7 +71,9 @@ def test_every_alarm_notifies_the_topic(template: dict[str, Any]) -> None:
         a["Properties"]["AlarmName"]: a["Properties"]
         for a in resources(template, "AWS::CloudWatch::Alarm").values()
     }
-    assert len(alarms) == 9
+    # Four of them per worker group beyond the shared worker (process_file's): errors, throttles,
+    # its queue's backlog and its DLQ.
+    assert len(alarms) == 14
     for name, alarm in alarms.items():
         assert name.startswith(f"{config.STACK_ID}-")
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]
@@ -82,13 +84,14 @@ def test_every_alarm_notifies_the_topic(template: dict[str, Any]) -> None:
         assert alarm["TreatMissingData"] == ("breaching" if heartbeat else "notBreaching")
 
 
-def test_alarm_on_messages_left_on_the_dlq(template: dict[str, Any]) -> None:
-    dlq_id = logical_id(template, "AWS::SQS::Queue", "DeadLetterQueue")
-    alarm = _alarm(template, "ApproximateNumberOfMessagesVisible")
-    assert alarm["Namespace"] == "AWS/SQS"
-    assert _dimensions(alarm) == {"QueueName": f"QueueName({dlq_id})"}
-    assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
-    assert alarm["Threshold"] == 0
+def test_alarm_on_messages_left_on_each_dlq(template: dict[str, Any]) -> None:
+    dlqs = [lid for lid in resources(template, "AWS::SQS::Queue") if "DeadLetterQueue" in lid]
+    assert len(dlqs) == 2
+    for dlq_id in dlqs:
+        alarm = _alarm(template, "ApproximateNumberOfMessagesVisible", QueueName=f"QueueName({dlq_id})")
+        assert alarm["Namespace"] == "AWS/SQS"
+        assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        assert alarm["Threshold"] == 0
 
 
 def test_alarm_on_dead_jobs_uses_the_services_own_metric(template: dict[str, Any]) -> None:
@@ -104,8 +107,7 @@ def test_alarm_on_dead_jobs_uses_the_services_own_metric(template: dict[str, Any
 
 def test_alarm_on_an_old_backlog(template: dict[str, Any]) -> None:
     queue_id = logical_id(template, "AWS::SQS::Queue", "QueuesQueue")
-    alarm = _alarm(template, "ApproximateAgeOfOldestMessage")
-    assert _dimensions(alarm) == {"QueueName": f"QueueName({queue_id})"}
+    alarm = _alarm(template, "ApproximateAgeOfOldestMessage", QueueName=f"QueueName({queue_id})")
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
     # Not before a job could legitimately still be waiting: its delay plus every retry's wait, which a
     # receiver's Retry-After may stretch to the largest one honoured.
@@ -115,8 +117,20 @@ def test_alarm_on_an_old_backlog(template: dict[str, Any]) -> None:
     )
 
 
+def test_a_group_queues_backlog_alarm_allows_for_its_workers_timeout(template: dict[str, Any]) -> None:
+    """process_file's queue: every attempt may take its worker's 180 s. Seen to fail with the shared
+    worker's span on every queue."""
+    from lambdas.jobs.types.process_file import PROCESS_FILE_TIMEOUT_SECONDS
+
+    (queue_id,) = [lid for lid in resources(template, "AWS::SQS::Queue") if lid.startswith("QueuesQueue180s")]
+    alarm = _alarm(template, "ApproximateAgeOfOldestMessage", QueueName=f"QueueName({queue_id})")
+    assert alarm["Threshold"] == Settings().retry_span_seconds(PROCESS_FILE_TIMEOUT_SECONDS)
+    assert alarm["Threshold"] > Settings().longest_retry_span_seconds
+
+
 def test_alarm_threshold_follows_the_backoff_context(custom_template: dict[str, Any]) -> None:
-    alarm = _alarm(custom_template, "ApproximateAgeOfOldestMessage")
+    queue_id = logical_id(custom_template, "AWS::SQS::Queue", "QueuesQueue")
+    alarm = _alarm(custom_template, "ApproximateAgeOfOldestMessage", QueueName=f"QueueName({queue_id})")
     custom = Settings(
         backoff_base_seconds=CUSTOM_CONTEXT["backoffBaseSeconds"],
         backoff_cap_seconds=CUSTOM_CONTEXT["backoffCapSeconds"],
@@ -177,6 +191,8 @@ def test_outputs(template: dict[str, Any]) -> None:
         "OperatorKeyId",
         "QueueUrl",
         "DeadLetterQueueUrl",
+        "QueueUrl180s1024MB",  # process_file's worker's queues
+        "DeadLetterQueueUrl180s1024MB",
         "JobsTableName",
         "DeliveriesTableName",
         "WebhookSecretsTableName",

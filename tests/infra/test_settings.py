@@ -16,9 +16,11 @@ from lambdas.models.settings import (
     ApiSettings,
     DeadLetterSettings,
     Environment,
+    FiringSettings,
     RecoverySettings,
     WorkerSettings,
 )
+from tests.infra.cfn import concrete
 
 # Each function's settings model, by the handler that loads it.
 MODELS: dict[str, type[Environment]] = {
@@ -26,6 +28,7 @@ MODELS: dict[str, type[Environment]] = {
     "lambdas.handlers.worker.handler": WorkerSettings,
     "lambdas.handlers.dead_letter.handler": DeadLetterSettings,
     "lambdas.handlers.recovery.handler": RecoverySettings,
+    "lambdas.handlers.schedules.handler": FiringSettings,
 }
 # Every bound that synth checks and the functions check again at start, at its edge.
 AT_THE_BOUNDS: dict[str, Any] = {
@@ -139,8 +142,7 @@ def _environments(template: dict[str, Any]) -> dict[str, dict[str, str]]:
         if resource["Type"] == "AWS::Lambda::Function":
             variables = resource["Properties"]["Environment"]["Variables"]
             found[resource["Properties"]["Handler"]] = {
-                name: value if isinstance(value, str) else f"resolved-{name.lower()}"
-                for name, value in variables.items()
+                name: concrete(name, value) for name, value in variables.items()
             }
     return found
 

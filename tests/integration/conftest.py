@@ -1,5 +1,6 @@
 """Integration layer: handlers called in-process under moto, resources created from the synthesized template."""
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -7,10 +8,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from lambdas import config
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
 from lambdas.store.limits import LimitStore
+from lambdas.store.schedules import ScheduleStore
+from local_runtime import s3_post_policy
 from local_runtime.fair_queues import serve_fairly
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
@@ -24,6 +28,7 @@ HANDLERS = (
     "lambdas.handlers.worker.handler",
     "lambdas.handlers.dead_letter.handler",
     "lambdas.handlers.recovery.handler",
+    "lambdas.handlers.schedules.handler",
 )
 
 
@@ -34,6 +39,9 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
     serialise_item_operations(monkeypatch.setattr)
     serve_fairly(monkeypatch.setattr)  # SQS fair queues, as the local runtime serves them
     with mock_aws():
+        # moto stores any form POST; S3 checks its policy first (the size limit, the owner).
+        credentials = {os.environ["AWS_ACCESS_KEY_ID"]: os.environ["AWS_SECRET_ACCESS_KEY"]}
+        s3_post_policy.enforce(monkeypatch.setattr, credentials)
         provisioned = provision(template)
         env: dict[str, str] = {}
         for handler in HANDLERS:
@@ -47,6 +55,14 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             "QueueArn"
         ]
         sns.subscribe(TopicArn=outputs["AlertsTopicArn"], Protocol="sqs", Endpoint=alert_arn)
+        shared = provisioned.function(HANDLERS[1])
+        groups = [f for f in provisioned.functions.values() if f.handler == HANDLERS[1] and f is not shared]
+        group_workers = {
+            f.environment[config.ENV_QUEUE_URL]: {
+                name: value for name, value in f.environment.items() if shared.environment.get(name) != value
+            }
+            for f in groups
+        }
         yield Pipeline(
             env=env,
             queue_url=outputs["QueueUrl"],
@@ -55,6 +71,8 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
             topic_arn=outputs["AlertsTopicArn"],
             alert_queue_url=alert_queue,
             mappings=provisioned.event_source_mappings,
+            group_workers=group_workers,
+            group_dlq_urls=[f.environment[config.ENV_DLQ_URL] for f in groups],
         )
 
 
@@ -78,5 +96,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
     monkeypatch.setattr(LimitStore, "now", lambda self: fake())
+    monkeypatch.setattr(ScheduleStore, "now", lambda self: fake())
     monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake

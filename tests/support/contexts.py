@@ -36,6 +36,7 @@ def job_context(
     )
 
 
-def submission_context(environ: Mapping[str, str] | None = None) -> SubmissionContext:
-    """The API's, from `environ` (a unit test's: nothing is called until a check uses the bucket)."""
-    return capabilities.submission_context_for(ApiSettings.load(environ))
+def submission_context(environ: Mapping[str, str] | None = None, caller: str = "") -> SubmissionContext:
+    """The API's for `caller`, from `environ` (a unit test's: nothing is called until a check uses the
+    bucket)."""
+    return capabilities.submission_context_for(ApiSettings.load(environ), caller)

@@ -1,15 +1,19 @@
 """The deployed pipeline, in-process: moto resources from the synthesized template, handlers called directly.
 
-`Pipeline` plays the parts AWS plays around the four functions: API Gateway (an event per request),
-the SQS event source mappings and the schedule. Deliveries go through the local runtime's own event
+`Pipeline` plays the parts AWS plays around the functions: API Gateway (an event per request),
+the SQS event source mappings and the schedule. The process's environment is the functions' (the shared
+worker's for the worker); a worker group's function (process_file's) runs with its own variables put
+over it for the length of its invocation (`group_workers`), as its own function would. Deliveries go through the local runtime's own event
 source code (`local_runtime.esm`): the same receive, the same records, the same partial batch rules,
 so a test and `make run` cannot disagree about what a batch response deletes. Redrive is SQS's own
 (moto's), after the template's `maxReceiveCount` receives.
 """
 
 import base64
+import contextlib
 import copy
 import json
+import os
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
@@ -56,6 +60,9 @@ class Pipeline:
     topic_arn: str
     alert_queue_url: str
     mappings: list[EventSourceMapping]  # the template's, as provisioned
+    # A worker group's queue URL -> the variables its function has that differ from the shared worker's.
+    group_workers: dict[str, dict[str, str]] = field(default_factory=dict)
+    group_dlq_urls: list[str] = field(default_factory=list)
     sqs: Any = field(init=False)
 
     def __post_init__(self) -> None:
@@ -144,15 +151,60 @@ class Pipeline:
 
         A handler that raises fails the whole batch (nothing is deleted) and the error reaches the test.
         """
-        response = handler({"Records": records}, LambdaContext(function_name=name))
+        with self._as_function_of(queue_url):
+            response = handler({"Records": records}, LambdaContext(function_name=name))
         report = self._mapping(queue_url).report_batch_item_failures
         deleted = settled_records(records, True, response, report)
         delete_records(self.sqs, queue_url, deleted)
         return Delivery(response, [r for r in records if r not in deleted])
 
+    @contextlib.contextmanager
+    def _as_function_of(self, queue_url: str) -> Iterator[None]:
+        """The worker of a group's queue runs with its own environment (and settings loaded from it)."""
+        own = self.group_workers.get(queue_url)
+        if own is None:
+            yield
+            return
+        from lambdas.models import settings
+
+        saved = {name: os.environ.get(name) for name in own}
+        os.environ.update(own)
+        settings.reset()
+        worker._worker.cache_clear()
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            settings.reset()
+            worker._worker.cache_clear()
+
+    def queue_url_of(self, job_type: str) -> str:
+        """The queue a job of `job_type` is sent to: its worker group's, or the shared one."""
+        routes: dict[str, str] = json.loads(self.env.get(config.ENV_JOB_QUEUE_URLS, "{}"))
+        return routes.get(job_type, self.queue_url)
+
+    @property
+    def worker_queue_urls(self) -> list[str]:
+        return [self.queue_url, *self.group_workers]
+
     def run_worker(self, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        records = self.receive(self.queue_url) if records is None else records
-        return dict(self.deliver(self.queue_url, records, worker.handler, "worker").response)
+        """One batch of the shared queue, or, when it is empty, of the first group queue with messages;
+        `records` are delivered to the queue they came from."""
+        if records is None:
+            for queue_url in self.worker_queue_urls:
+                records = self.receive(queue_url)
+                if records:
+                    return dict(self.deliver(queue_url, records, worker.handler, "worker").response)
+            return dict(self.deliver(self.queue_url, [], worker.handler, "worker").response)
+        return dict(self.deliver(self._queue_of(records), records, worker.handler, "worker").response)
+
+    def _queue_of(self, records: list[dict[str, Any]]) -> str:
+        urls = {m.queue_arn: m.queue_url for m in self.mappings}
+        return urls[records[0]["eventSourceARN"]] if records else self.queue_url
 
     def run_dead_letter(self, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         records = self.receive(self.dlq_url, 5) if records is None else records
@@ -179,15 +231,20 @@ class Pipeline:
         Retried messages are made visible at once: the test stands in for the backoff's passing. With
         `letters_return`, so are the letters the consumer keeps (a fan-out still running)."""
         for _ in range(rounds):
-            records = self.receive(self.queue_url)
-            if records:
-                self.make_visible(self.deliver(self.queue_url, records, worker.handler, "worker").kept)
-            letters = self.receive(self.dlq_url, 5)
-            if letters:
-                kept = self.deliver(self.dlq_url, letters, dead_letter.handler, "dead_letter").kept
-                if letters_return:
-                    self.make_visible(kept)
-            if not records and not letters:
+            busy = False
+            for queue_url in self.worker_queue_urls:
+                records = self.receive(queue_url)
+                if records:
+                    busy = True
+                    self.make_visible(self.deliver(queue_url, records, worker.handler, "worker").kept)
+            for dlq_url in (self.dlq_url, *self.group_dlq_urls):
+                letters = self.receive(dlq_url, 5)
+                if letters:
+                    busy = True
+                    kept = self.deliver(dlq_url, letters, dead_letter.handler, "dead_letter").kept
+                    if letters_return:
+                        self.make_visible(kept)
+            if not busy:
                 return
         raise AssertionError("queues did not drain")
 

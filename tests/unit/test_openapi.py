@@ -42,7 +42,7 @@ def test_a_jobs_payload_is_described_by_its_types_model_one_schema_per_type() ->
     assert body["oneOf"] == [{"$ref": ref} for ref in body["discriminator"]["mapping"].values()]
     for job_type in public:
         variant = schemas[body["discriminator"]["mapping"][job_type.name].rsplit("/", 1)[1]]
-        assert set(variant["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds"}
+        assert set(variant["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds", "runAt"}
         assert variant["properties"]["type"]["const"] == job_type.name
         assert set(variant["required"]) == {"type", "payload"}
         payload = schemas[variant["properties"]["payload"]["$ref"].rsplit("/", 1)[1]]
@@ -61,13 +61,21 @@ ROUTE_ERRORS = {
     ("get", "/jobs/{jobId}/deliveries"): {"400", "404"},
     ("post", "/jobs/{jobId}/retry"): {"400", "404", "409"},
     ("post", "/jobs/{jobId}/cancel"): {"400", "404", "409"},
+    ("post", "/jobs/{jobId}/reschedule"): {"400", "404", "409"},
     ("post", "/jobs/retry"): {"400"},
     ("post", "/jobs/cancel"): {"400"},
+    ("post", "/schedules"): {"400", "409", "422"},
+    ("get", "/schedules"): set(),
+    ("get", "/schedules/{scheduleId}"): {"400", "404"},
+    ("patch", "/schedules/{scheduleId}"): {"400", "404", "422"},
+    ("delete", "/schedules/{scheduleId}"): {"400", "404"},
+    ("post", "/schedules/{scheduleId}/run"): {"400", "404"},
     ("get", "/stats"): set(),
     ("post", "/uploads"): {"400"},
     ("get", "/webhook-secret"): {"400"},
     ("post", "/webhook-secret/rotate"): {"400", "409"},
     ("get", "/limits"): set(),
+    ("get", "/openapi.json"): set(),
 }
 
 

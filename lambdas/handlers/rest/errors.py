@@ -17,10 +17,15 @@ from lambdas.lifecycle.errors import (
     ForbiddenError,
     IdempotencyConflictError,
     InvalidCursorError,
+    InvalidScheduleError,
+    InvalidStartTimeError,
     JobNotFoundError,
     JobTooLargeError,
     NotCancellableError,
+    NotReschedulableError,
     NotRetryableError,
+    ScheduleLimitError,
+    ScheduleNotFoundError,
     UnknownJobTypeError,
 )
 from lambdas.models.api import ErrorDetail, ErrorResponse
@@ -59,6 +64,11 @@ _BY_TYPE: dict[type[Exception], tuple[int, str]] = {
     NotCancellableError: (409, "not_cancellable"),
     ForbiddenError: (403, "forbidden"),
     ConcurrentRotationError: (409, "concurrent_rotation"),
+    NotReschedulableError: (409, "not_reschedulable"),
+    InvalidStartTimeError: (400, "invalid_start_time"),
+    ScheduleNotFoundError: (404, "schedule_not_found"),
+    InvalidScheduleError: (400, "invalid_schedule"),
+    ScheduleLimitError: (409, "schedule_limit"),
 }
 
 
@@ -91,7 +101,7 @@ def install_error_map(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(InvalidPayloadError)
     def _invalid_payload(error: InvalidPayloadError) -> Response[Any]:
-        return error_response(422, "invalid_payload", str(error), error.details)
+        return error_response(422, error.code, str(error), error.details)
 
     @app.not_found
     def _no_route(_: Exception) -> Response[Any]:

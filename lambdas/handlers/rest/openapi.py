@@ -1,14 +1,17 @@
 """What the OpenAPI document says besides the routes: the API itself, and each error status once.
 
-`make openapi` writes the document to docs/openapi.json; a unit test keeps that file current.
+`make openapi` writes the document of the built-in job types to docs/openapi.json (a unit test keeps
+that file current); the API serves, at GET /openapi.json, the document of the types it registered when
+it started, a user's packages included, so nobody regenerates a file when a type is added.
 """
 
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from lambdas import config
 from lambdas.models.api import ErrorResponse
@@ -34,6 +37,14 @@ _ERRORS: dict[int, str] = {
 }
 
 
+class OpenApiDocument(BaseModel):
+    """An OpenAPI 3 document (GET /openapi.json): this API's, with the job types it runs."""
+
+    model_config = ConfigDict(extra="allow")
+
+    openapi: str
+
+
 def _json(description: str, model: type[BaseModel]) -> OpenAPIResponse:
     return {"description": description, "content": {"application/json": {"model": model}}}
 
@@ -57,8 +68,10 @@ def responses(
     return dict(sorted(documented.items()))
 
 
-def describe_api(app: APIGatewayRestResolver) -> str:
-    """The OpenAPI document (JSON). Only `make openapi` and the tests need it, so cold start never pays."""
+def describe_api(app: APIGatewayRestResolver, job_packages: Sequence[str] = ()) -> str:
+    """The OpenAPI document (JSON), POST /jobs's body with the built-in types and those of
+    `job_packages`. Only GET /openapi.json, `make openapi` and the tests need it, so cold start never
+    pays."""
     from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, Server
 
     app.configure_openapi(
@@ -80,7 +93,7 @@ def describe_api(app: APIGatewayRestResolver) -> str:
     )
     document = json.loads(app.get_openapi_json_schema())
     _without_powertools_422(document)
-    _submit_by_type(document)
+    _submit_by_type(document, job_packages)
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -97,15 +110,15 @@ def _without_powertools_422(document: dict[str, Any]) -> None:
             document["components"]["schemas"].pop(name, None)
 
 
-def _submit_by_type(document: dict[str, Any]) -> None:
+def _submit_by_type(document: dict[str, Any], job_packages: Sequence[str]) -> None:
     """POST /jobs's body as one schema per public job type, told apart by `type` (a discriminated
     `oneOf`), each with its type's payload model: what the handler checks, as a client can see it."""
     from lambdas.jobs import registry
-    from lambdas.jobs.types import register_builtin_types
+    from lambdas.jobs.packages import register_job_types
 
     schemas = document["components"]["schemas"]
     generic = schemas.pop(_SUBMIT_REQUEST)
-    register_builtin_types()
+    register_job_types(job_packages)
     mapping = {}
     for job_type in sorted(registry.public_types(), key=lambda t: t.name):
         payload = job_type.payload_model.model_json_schema(by_alias=True, ref_template=_REF + "{model}")

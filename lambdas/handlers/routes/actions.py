@@ -11,7 +11,7 @@ from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
 from lambdas.handlers.rest.services import caller, request_of, services
-from lambdas.models.api import BulkRequest, JobView, SubmitJobResponse
+from lambdas.models.api import BulkRequest, JobView, RescheduleRequest, SubmitJobResponse
 from lambdas.models.job import JobAction
 
 router = Router()
@@ -93,6 +93,33 @@ def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
         content_type=content_types.APPLICATION_JSON,
         body=JobView.of(job, allowed_actions(job)),
     )
+
+
+@router.post(
+    "/jobs/<jobId>/reschedule",
+    summary="Reschedule a job",
+    description=(
+        "A job that has not started (`scheduled`, or `pending` with a start time) gets a new `runAt`: "
+        "`scheduled` when it is more than 900 s ahead, else `pending`. Refused (409) when the job started "
+        "or changed meanwhile."
+    ),
+    responses=responses(
+        200,
+        "Rescheduled",
+        JobView,
+        400,
+        _NOT_FOUND,
+        (409, "The job started, finished or was cancelled (`not_reschedulable`)."),
+    ),
+)
+def reschedule_job(job_id: JobId, request: RescheduleRequest) -> JobView:
+    from lambdas.lifecycle.operations import allowed_actions
+    from lambdas.lifecycle.start_times import reschedule_job as reschedule
+
+    found = services()
+    horizon = found.settings.schedule_horizon_seconds
+    moved = reschedule(found.store, found.queue, caller(router), job_id, request.run_at, horizon)
+    return JobView.of(moved, allowed_actions(moved))
 
 
 def _bulk(action: JobAction, request: BulkRequest) -> Response[SubmitJobResponse]:

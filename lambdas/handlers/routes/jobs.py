@@ -48,7 +48,14 @@ def submit_job(
     ] = None,
 ) -> Response[SubmitJobResponse]:
     found = services()
-    submitted = submit(request, found.store, found.queue, caller(router), idempotency_key=idempotency_key)
+    submitted = submit(
+        request,
+        found.store,
+        found.queue,
+        caller(router),
+        idempotency_key=idempotency_key,
+        horizon_seconds=found.settings.schedule_horizon_seconds,
+    )
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)
     return Response(

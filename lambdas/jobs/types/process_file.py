@@ -1,7 +1,8 @@
 """`process_file`: thumbnails for an uploaded image, a metadata record for any other file.
 
-The client asks `POST /uploads` for a presigned PUT URL, uploads, then submits this job with the key
-it was given. The job streams the object to local disk (hashing it on the way, never holding it in
+The client asks `POST /uploads` for a presigned POST, uploads, then submits this job with the key
+it was given, with the same API key: the uploads capability is bound to the job's owner, so another
+key's upload reads as missing, at submission and when the job runs. The job streams the object to local disk (hashing it on the way, never holding it in
 memory), then:
 
 - a PNG, JPEG, WebP or GIF gets a thumbnail per configured size (THUMBNAIL_SIZES, default 128 and 512
@@ -14,6 +15,10 @@ decompression-bomb limit, one whose decoding needs more memory than the worker c
 (`files.DecodeBudget`) or one that cannot be decoded is dead at once: the same bytes would fail the
 same way on every retry. An image that fits, but not beside the other images the batch is decoding,
 waits for them while the invocation has time, and is retried later if it still does not fit.
+
+It runs in a worker function of its own (`FUNCTION`): a 50 MB download and its thumbnails may take
+longer than the shared worker's minute, and its image decoding is sized by that function's memory
+alone, not shared with the other types' jobs.
 """
 
 import json
@@ -22,6 +27,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lambdas import config
 from lambdas.jobs import files
 from lambdas.jobs.base import (
     InvalidPayloadError,
@@ -31,6 +37,7 @@ from lambdas.jobs.base import (
     Results,
     RetryableJobError,
     SubmissionContext,
+    WorkerFunction,
 )
 from lambdas.models.uploads import (
     UPLOAD_KEY_MAX_CHARS,
@@ -42,6 +49,8 @@ from lambdas.models.uploads import (
 from lambdas.observability import logger
 
 NAME = "process_file"
+# Downloading MAX_FILE_BYTES and writing every thumbnail, with room for a slow S3 (the shared worker: 60 s).
+PROCESS_FILE_TIMEOUT_SECONDS = 180
 # Of the invocation's time, what an image waiting for decode memory leaves for its own decode and uploads.
 _DECODE_RESERVED_MS = 20_000
 
@@ -58,7 +67,8 @@ class ProcessFilePayload(BaseModel):
 
 
 def check_submission(payload: ProcessFilePayload, context: SubmissionContext) -> None:
-    """422 when nothing was uploaded at the key yet, or the upload is over the size limit.
+    """422 `upload_not_found` when the caller has uploaded nothing at the key (nothing is there yet, or
+    another key's upload is), 422 `invalid_payload` when the upload is over the size limit.
 
     Needs s3:GetObject on uploads/* (HeadObject) and s3:ListBucket (so a missing key is a 404). When
     S3 answers 403 instead, the job is accepted and the worker, which may read every upload, decides.
@@ -67,7 +77,9 @@ def check_submission(payload: ProcessFilePayload, context: SubmissionContext) ->
     try:
         stored = uploads.head(payload.key)
     except UploadNotFoundError as error:
-        raise InvalidPayloadError(f"{error}; upload the file before submitting the job") from None
+        raise InvalidPayloadError(
+            f"{error} by this API key; upload the file before submitting the job", code="upload_not_found"
+        ) from None
     except UploadAccessDeniedError:
         logger.warning("cannot check the upload at submission; the worker will", key=payload.key)
         return
@@ -113,4 +125,12 @@ def _write_thumbnails(context: JobContext, source: IO[bytes]) -> list[dict[str, 
     return written
 
 
-JOB_TYPE = JobType(name=NAME, payload_model=ProcessFilePayload, run=run, check_submission=check_submission)
+FUNCTION = WorkerFunction(timeout_seconds=PROCESS_FILE_TIMEOUT_SECONDS, memory_mb=config.WORKER_MEMORY_MB)
+
+JOB_TYPE = JobType(
+    name=NAME,
+    payload_model=ProcessFilePayload,
+    run=run,
+    check_submission=check_submission,
+    function=FUNCTION,
+)

@@ -6,13 +6,12 @@ ones: the good ones finish, the bad one's attempt ends with its own clear error.
 from pathlib import Path
 
 import pytest
-import requests
 
 from lambdas import config
 from lambdas.jobs import webhook_http
 from lambdas.models import settings
 from lambdas.store.deliveries import DeliveryLog
-from lambdas.store.uploads import Uploads
+from tests.support import uploads
 from tests.support.webhook_receiver import Reply
 from tests.unit.jobs.test_files import big_png
 
@@ -71,7 +70,7 @@ def test_an_image_needing_more_memory_than_the_worker_has_is_dead_and_the_batch_
     }
 
     # when: the three jobs run as one batch
-    records = pipeline.receive(pipeline.queue_url)
+    records = pipeline.receive(pipeline.queue_url_of("process_file"))
     assert len(records) == 3
     pipeline.run_worker(records)
 
@@ -83,8 +82,4 @@ def test_an_image_needing_more_memory_than_the_worker_has_is_dead_and_the_batch_
 
 
 def _upload(stack, name: str, data: bytes | None) -> str:
-    ticket = Uploads(stack.bucket).presign_put(name, None)
-    body = (ASSETS / name).read_bytes() if data is None else data
-    response = requests.put(ticket.url, data=body, headers=ticket.headers, timeout=10)
-    assert response.status_code == 200
-    return ticket.key
+    return uploads.upload(stack.bucket, name, (ASSETS / name).read_bytes() if data is None else data)

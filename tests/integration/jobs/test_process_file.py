@@ -7,13 +7,12 @@ from pathlib import Path
 
 import boto3
 import pytest
-import requests
 from PIL import Image
 
 from lambdas.jobs.base import InvalidPayloadError, PermanentJobError
 from lambdas.jobs.types import process_file
 from lambdas.jobs.types.process_file import ProcessFilePayload
-from lambdas.store.uploads import Uploads
+from tests.support import uploads
 from tests.support.contexts import job_context, submission_context
 from tests.unit.jobs.test_files import _png_header_only
 
@@ -21,20 +20,17 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def upload(stack, name: str, data: bytes | None = None, content_type: str | None = None) -> str:
-    """What a client does: ask for a presigned URL, then PUT the bytes there."""
-    ticket = Uploads(stack.bucket).presign_put(name, content_type)
+    """What a client does: ask for a presigned POST, then send the bytes there (as `uploads.CLIENT`)."""
     body = (ASSETS / name).read_bytes() if data is None else data
-    response = requests.put(ticket.url, data=body, headers=ticket.headers, timeout=10)
-    assert response.status_code == 200
-    return ticket.key
+    return uploads.upload(stack.bucket, name, body, content_type)
 
 
-def run(key: str, job_id: str = "job-1") -> dict:
-    return process_file.run(ProcessFilePayload(key=key), job_context(job_id, "process_file"))
+def run(key: str, job_id: str = "job-1", owner: str = uploads.CLIENT) -> dict:
+    return process_file.run(ProcessFilePayload(key=key), job_context(job_id, "process_file", owner=owner))
 
 
-def check(key: str) -> None:
-    process_file.check_submission(ProcessFilePayload(key=key), submission_context())
+def check(key: str, caller: str = uploads.CLIENT) -> None:
+    process_file.check_submission(ProcessFilePayload(key=key), submission_context(caller=caller))
 
 
 def objects(stack, prefix: str = "results/") -> dict[str, dict]:
@@ -138,7 +134,8 @@ def test_size_limit_at_submission_and_when_running(stack, monkeypatch):
     monkeypatch.setenv("MAX_FILE_BYTES", "10000")
     with pytest.raises(InvalidPayloadError, match="limit is 10000"):
         check(key)
-    with pytest.raises(PermanentJobError, match="larger than 10000"):
+    size = (ASSETS / "landscape.jpg").stat().st_size
+    with pytest.raises(PermanentJobError, match=f"is {size} bytes; the limit is 10000"):
         run(key)
 
 

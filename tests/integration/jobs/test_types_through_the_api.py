@@ -4,13 +4,13 @@ from pathlib import Path
 
 import boto3
 import pytest
-import requests
 from botocore.stub import Stubber
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 from PIL import Image
 
 from lambdas.store import clients
+from tests.support import uploads
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 EMAIL = {"to": ["ada@example.com"], "subject": "Welcome", "text": "Hello Ada", "html": "<p>Hello Ada</p>"}
@@ -75,20 +75,18 @@ def test_invalid_email_payloads_are_a_422(stack, payload):
 
 
 def test_upload_then_process_a_photo(stack):
-    # given: a client asks for an upload URL and PUTs its photo there
+    # given: a client asks for an upload and POSTs its photo there
     answer = stack.pipeline.request(
         "POST", "/uploads", {"filename": "Holiday Photo.jpg", "contentType": "image/jpeg"}
     )
     assert answer.status == 201
     ticket = answer.body
-    assert ticket["method"] == "PUT"
-    assert ticket["headers"] == {"Content-Type": "image/jpeg"}
+    assert ticket["method"] == "POST"
+    assert ticket["fields"]["Content-Type"] == "image/jpeg"
+    assert ticket["fields"]["key"] == ticket["key"]
     assert ticket["key"].endswith("/Holiday_Photo.jpg")
     assert ticket["maxBytes"] == 50 * 1024 * 1024
-    put = requests.put(
-        ticket["url"], data=(ASSETS / "rotated_exif6.jpg").read_bytes(), headers=ticket["headers"]
-    )
-    assert put.status_code == 200
+    assert uploads.send(ticket, (ASSETS / "rotated_exif6.jpg").read_bytes()).status_code == 204
 
     # when
     job_id = stack.pipeline.submit("process_file", {"key": ticket["key"]})
@@ -108,7 +106,7 @@ def test_upload_then_process_a_photo(stack):
 
 def test_a_truncated_image_is_dead_with_a_clear_reason(stack):
     ticket = stack.pipeline.request("POST", "/uploads", {"filename": "broken.jpg"}).body
-    requests.put(ticket["url"], data=(ASSETS / "truncated.jpg").read_bytes(), headers=ticket["headers"])
+    assert uploads.send(ticket, (ASSETS / "truncated.jpg").read_bytes()).status_code == 204
     job_id = stack.pipeline.submit("process_file", {"key": ticket["key"]}, maxAttempts=5)
     stack.pipeline.drain()
 

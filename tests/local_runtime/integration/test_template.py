@@ -45,6 +45,9 @@ def _expected(value: Any, provisioned: Provisioned) -> str:
     if isinstance(value, dict) and "Fn::GetAtt" in value:
         logical_id, attribute = value["Fn::GetAtt"]
         return provisioned.resources[logical_id].attributes[attribute]
+    if isinstance(value, dict) and "Fn::Join" in value:  # the JSON of each type's queue URL
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(_expected(part, provisioned) for part in parts)
     assert isinstance(value, str), f"an intrinsic this test does not know: {value}"
     return value
 

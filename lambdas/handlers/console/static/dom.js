@@ -74,7 +74,7 @@ export function time(iso, { exact = false } = {}) {
   return el('time', { datetime: iso, title: iso }, exact ? `${iso} (${ago(iso)})` : ago(iso));
 }
 
-export const STATES = ['pending', 'processing', 'waiting', 'done', 'dead', 'cancelled'];
+export const STATES = ['scheduled', 'pending', 'processing', 'waiting', 'done', 'dead', 'cancelled'];
 
 export function statusBadge(status) {
   const known = STATES.includes(status) ? status : 'unknown';

@@ -23,6 +23,8 @@ function why(job) {
       return 'This job is dead: it will not run again unless you retry it. Its last error says why.';
     case 'pending':
       return job.nextAttemptAt ? ['Waiting to run; next attempt ', time(job.nextAttemptAt), '.'] : 'Waiting to run.';
+    case 'scheduled':
+      return ['Scheduled: it starts at ', time(job.runAt), '.'];
     case 'processing':
       return 'A worker is running it now.';
     case 'waiting':
@@ -38,13 +40,29 @@ function fact(label, ...value) {
   return [el('dt', {}, label), el('dd', {}, ...value)];
 }
 
+// The history numbers attempts across retries, `attempts` counts them since the last retry: once a job
+// has been retried, say both, in the history's numbering first.
+function attemptsText(job) {
+  const history = job.history || [];
+  const latest = history.length ? history[history.length - 1].attempt : job.attempts;
+  const since = `${job.attempts} of ${job.maxAttempts}`;
+  return latest > job.attempts ? `#${latest} in all; ${since} since the last retry` : since;
+}
+
+// A fan-out is done when every delivery has finished, failed or not: say how many failed.
+function badge(job) {
+  const failed = job.children ? job.children.failed : 0;
+  if (job.status !== 'done' || !failed) return statusBadge(job.status);
+  return el('span', { class: 'status status-partial' }, `done, ${failed} of ${job.children.total} deliveries failed`);
+}
+
 function facts(job) {
   const children = job.children;
   return el(
     'dl',
     { class: 'facts' },
     fact('Type', job.type),
-    fact('Attempts', `${job.attempts} of ${job.maxAttempts}`),
+    fact('Attempts', attemptsText(job)),
     fact('Created', time(job.createdAt, { exact: true })),
     fact('In this status since', time(job.statusAt || job.updatedAt, { exact: true })),
     fact('Updated', time(job.updatedAt, { exact: true })),
@@ -90,7 +108,7 @@ function details(job, notice, refresh) {
   ].filter(Boolean);
   actions.forEach((button, index) => button.setAttribute('data-key', `action-${index}`));
   return [
-    el('div', { class: 'summary' }, statusBadge(job.status), el('p', {}, why(job)), el('div', { class: 'actions' }, actions)),
+    el('div', { class: 'summary' }, badge(job), el('p', {}, why(job)), el('div', { class: 'actions' }, actions)),
     job.lastError ? el('section', {}, el('h2', {}, 'Last error'), el('pre', { class: 'error-text' }, job.lastError)) : null,
     facts(job),
     el('section', {}, el('h2', {}, 'Payload'), 'payload' in job ? json(job.payload) : stateLine('empty', 'The API did not send the payload.')),

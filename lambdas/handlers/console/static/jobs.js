@@ -32,12 +32,18 @@ function filterForm(filters, onChange, known) {
   return form;
 }
 
+// A delivery names its fan-out: the job its row belongs to.
+function parentLink(parentId) {
+  const href = `#/jobs/${encodeURIComponent(parentId)}`;
+  return el('span', { class: 'parent' }, ' of ', el('a', { class: 'mono', href, title: parentId }, parentId.slice(0, 8)));
+}
+
 function jobRow(job) {
   return el(
     'tr',
     { 'data-job-id': job.jobId },
     el('td', {}, el('a', { class: 'mono job-id', href: `#/jobs/${encodeURIComponent(job.jobId)}`, 'data-key': job.jobId }, job.jobId)),
-    el('td', {}, job.type),
+    el('td', {}, job.type, job.parentId ? parentLink(job.parentId) : null),
     el('td', {}, statusBadge(job.status)),
     el('td', { class: 'number wide' }, `${job.attempts} / ${job.maxAttempts}`),
     el('td', { class: 'wide' }, time(job.createdAt)),

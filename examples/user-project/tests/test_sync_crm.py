@@ -1,0 +1,43 @@
+"""A test of my type without AWS: its payload rules, and one run against a loopback CRM."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import pytest
+from crm_jobs import sync_crm
+from pydantic import ValidationError
+
+
+def test_a_contact_id_is_required():
+    with pytest.raises(ValidationError):
+        sync_crm.SyncCrmPayload.model_validate({})
+
+
+def test_one_run_posts_the_contact_with_the_token():
+    seen = []
+
+    class Crm(BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen.append(
+                (
+                    self.headers["Authorization"],
+                    json.loads(self.rfile.read(int(self.headers["Content-Length"]))),
+                )
+            )
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"ok": true}')
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Crm)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = sync_crm.CrmSettings(crmUrl=f"http://127.0.0.1:{server.server_address[1]}/contacts")
+        # The two capabilities the type uses, as the worker's context gives them.
+        context = SimpleNamespace(type_settings=settings, secret={"crm_token": "t0ken"}.__getitem__)
+        result = sync_crm.run(sync_crm.SyncCrmPayload(contactId="c-1"), context)
+    finally:
+        server.shutdown()
+    assert result == {"status": 200, "answer": {"ok": True}}
+    assert seen == [("Bearer t0ken", {"contactId": "c-1"})]

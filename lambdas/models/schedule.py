@@ -1,0 +1,41 @@
+"""A recurring schedule as the lifecycle sees it: when it fires, and the job each firing creates."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Overlap(StrEnum):
+    ALLOW = "allow"  # every firing creates its job
+    SKIP = "skip"  # a firing creates none while the schedule's previous job is not finished
+
+
+class ScheduleState(StrEnum):
+    ENABLED = "enabled"
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One job a firing created: its id and the time the firing was for (epoch ms)."""
+
+    job_id: str
+    scheduled_for: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    schedule_id: str
+    owner: str
+    name: str
+    expression: str
+    time_zone: str
+    job_type: str
+    payload: dict[str, Any]
+    max_attempts: int
+    overlap: Overlap
+    state: ScheduleState
+    created_at: str
+    start_at: int  # epoch ms: a rate's first firing
+    version: int = 1
+    recent: tuple[Firing, ...] = ()  # newest first

@@ -1,0 +1,85 @@
+"""The /schedules routes' request and response bodies (camelCase on the wire)."""
+
+from typing import Any, Self
+
+from pydantic import Field
+
+from lambdas import config
+from lambdas.models.api import _Wire
+from lambdas.models.schedule import Overlap, Schedule, ScheduleState
+
+NEXT_SHOWN = 5
+
+
+class ScheduledJob(_Wire):
+    type: str = Field(min_length=1, max_length=64, description="A registered job type.")
+    payload: dict[str, Any] = Field(
+        description="The job type's input; validated when the schedule is written."
+    )
+    max_attempts: int = Field(default=config.DEFAULT_MAX_ATTEMPTS, ge=1, le=config.MAX_ATTEMPTS_LIMIT)
+
+
+class CreateScheduleRequest(_Wire):
+    name: str = Field(min_length=1, max_length=128)
+    expression: str = Field(
+        min_length=1,
+        max_length=256,
+        description="cron(minutes hours day-of-month month day-of-week year) or rate(value unit), as "
+        "EventBridge Scheduler writes them.",
+    )
+    time_zone: str = Field(default="UTC", min_length=1, max_length=64, description="An IANA time zone name.")
+    job: ScheduledJob
+    overlap: Overlap = Field(
+        default=Overlap.ALLOW,
+        description="allow: every firing creates a job; skip: none while the previous job is not finished.",
+    )
+    state: ScheduleState = ScheduleState.ENABLED
+
+
+class UpdateScheduleRequest(_Wire):
+    name: str | None = Field(default=None, min_length=1, max_length=128)
+    expression: str | None = Field(default=None, min_length=1, max_length=256)
+    time_zone: str | None = Field(default=None, min_length=1, max_length=64)
+    job: ScheduledJob | None = None
+    overlap: Overlap | None = None
+    state: ScheduleState | None = None
+
+
+class ScheduleFiring(_Wire):
+    job_id: str
+    scheduled_for: str = Field(description="The time of the firing that created the job.")
+    status: str | None = Field(default=None, description="The job's status now (null once it expired).")
+
+
+class ScheduleView(_Wire):
+    schedule_id: str
+    name: str
+    expression: str
+    time_zone: str
+    job: ScheduledJob
+    overlap: Overlap
+    state: ScheduleState
+    created_at: str
+    next_fire_times: list[str] = Field(description=f"The next {NEXT_SHOWN} firings (none while paused).")
+    last_jobs: list[ScheduleFiring] = Field(description="The jobs of its last firings, newest first.")
+
+    @classmethod
+    def of(cls, schedule: Schedule, next_times: list[str], last_jobs: list[ScheduleFiring]) -> Self:
+        return cls(
+            schedule_id=schedule.schedule_id,
+            name=schedule.name,
+            expression=schedule.expression,
+            time_zone=schedule.time_zone,
+            job=ScheduledJob(
+                type=schedule.job_type, payload=schedule.payload, max_attempts=schedule.max_attempts
+            ),
+            overlap=schedule.overlap,
+            state=schedule.state,
+            created_at=schedule.created_at,
+            next_fire_times=next_times,
+            last_jobs=last_jobs,
+        )
+
+
+class SchedulePage(_Wire):
+    schedules: list[ScheduleView]

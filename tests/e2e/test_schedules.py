@@ -1,0 +1,119 @@
+"""Long delays and recurring schedules in the whole local runtime (`make run`), with the horizon lowered
+to a few seconds (context key scheduleHorizonSeconds) so the `scheduled` path runs in seconds."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import requests
+from offload_client import Client
+
+from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
+
+pytestmark = pytest.mark.slow
+
+HORIZON = 3
+
+
+@pytest.fixture(scope="module")
+def runtime() -> Iterator[LocalRuntime]:
+    context = {"workerBatchingWindowSeconds": 0, "scheduleHorizonSeconds": HORIZON}
+    settings = RuntimeSettings(
+        port=0,
+        template=local_template(context),
+        quiet=True,
+        state_file=None,
+        schedule_seconds=1,  # the sweep that hands scheduled jobs over, every second (AWS: 5 minutes)
+        extra_modules=("tests.e2e.job_types",),
+    )
+    started = LocalRuntime(settings).start()
+    yield started
+    started.stop()
+
+
+def call(runtime: LocalRuntime, method: str, path: str, body: object = None) -> requests.Response:
+    headers = {"x-api-key": runtime.api_key}
+    return requests.request(method, f"{runtime.url}{path}", json=body, headers=headers, timeout=10)
+
+
+def wait_until(check, timeout: float = 30):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"not observed within {timeout} s")
+
+
+def test_a_job_beyond_the_horizon_is_scheduled_then_runs_at_its_time(runtime: LocalRuntime) -> None:
+    run_at = time.time() + HORIZON + 4
+    body = {
+        "type": "test_echo",
+        "payload": {"value": "later"},
+        "runAt": datetime.fromtimestamp(run_at, UTC).isoformat(),
+    }
+    submitted = call(runtime, "POST", "jobs", body)
+    assert submitted.json()["status"] == "scheduled"
+    job_id = submitted.json()["jobId"]
+    done = wait_until(lambda: (j := call(runtime, "GET", f"jobs/{job_id}").json())["status"] == "done" and j)
+    started = datetime.fromisoformat(done["history"][0]["startedAt"]).timestamp()
+    assert run_at - 1 <= started <= run_at + 3
+
+
+def test_a_rate_schedule_fires_at_its_creation_and_makes_jobs(runtime: LocalRuntime) -> None:
+    body = {
+        "name": "often",
+        "expression": "rate(1 minute)",
+        "job": {"type": "test_echo", "payload": {"value": "r"}},
+    }
+    created = call(runtime, "POST", "schedules", body)
+    assert created.status_code == 201, created.text
+    schedule_id = created.json()["scheduleId"]
+    last = wait_until(lambda: call(runtime, "GET", f"schedules/{schedule_id}").json()["lastJobs"])
+    job = wait_until(
+        lambda: (j := call(runtime, "GET", f"jobs/{last[0]['jobId']}").json())["status"] == "done" and j
+    )
+    assert job["payload"] == {"value": "r"}
+    assert call(runtime, "DELETE", f"schedules/{schedule_id}").status_code == 200
+
+
+def offload(runtime: LocalRuntime, *argv: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", runtime.api_key, *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=dict(os.environ))
+
+
+def test_the_cli_and_the_client_manage_schedules_and_reschedule(runtime: LocalRuntime) -> None:
+    api = Client(runtime.url, runtime.api_key)
+    created = offload(
+        runtime, "schedule", "create", "weekday", "cron(0 9 ? * MON-FRI *)", "test_echo",
+        "--payload", '{"value": "cli"}', "--time-zone", "Europe/Paris",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    schedule_id = created.stdout.split()[0]
+    assert "enabled" in created.stdout
+    assert offload(runtime, "schedule", "pause", schedule_id).stdout.split() == [schedule_id, "paused"]
+    assert api.schedule(schedule_id).next_fire_times == []
+    assert offload(runtime, "schedule", "resume", schedule_id).stdout.split() == [schedule_id, "enabled"]
+    ran = offload(runtime, "schedule", "run", schedule_id)
+    job_id = ran.stdout.split()[3]
+    assert api.wait(job_id, timeout=30).status == "done"
+    assert schedule_id in offload(runtime, "schedule", "list").stdout
+    assert (
+        json.loads(offload(runtime, "schedule", "show", schedule_id).stdout)["lastJobs"][0]["jobId"] == job_id
+    )
+    assert offload(runtime, "schedule", "delete", schedule_id).returncode == 0
+    missing = offload(runtime, "schedule", "show", schedule_id)
+    assert (missing.returncode, "schedule_not_found" in missing.stderr) == (4, True)
+
+    later = api.submit("test_echo", {"value": "moved"}, run_at=datetime.now(UTC) + timedelta(days=2))
+    assert later.status == "scheduled"
+    near = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+    moved = offload(runtime, "reschedule", later.job_id, near)
+    assert moved.returncode == 0, moved.stderr
+    assert api.wait(later.job_id, timeout=30).status == "done"
