@@ -2,7 +2,8 @@
 
     python -m bench                 all figures
     python -m bench --check         the same, exit status 1 when a goal is missed
-    python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local, start_times)
+    python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
+                                    start_times, limits)
 
 Each ratio's two sides are measured in the same run, interleaved, against equal floors; see each
 module's docstring for what exactly is compared. Nothing is printed but the figures.
@@ -17,7 +18,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 from bench.report import Figure
 
-GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "start_times")
+GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "start_times", "limits")
 
 
 def _in_stack(measure_name: str) -> Callable[[], list[Figure]]:

@@ -1,105 +1,201 @@
-"""Issue 19's figures: what one bad job could cost the batch it runs in (python -m bench.limits).
+"""Issue 21's figures, group `limits`: flow control holds exactly, and costs at most two calls a job.
 
-- `trickle`: how long one delivery is held by a receiver that sends its answer one byte a second,
-  with the read timeout at 2 s (each read gets a byte in time, so only a total deadline ends it).
-- `decode`: the peak resident memory of a fresh process that makes thumbnails of four 81-million-pixel
-  RGBA PNGs (315 KB each) on four threads at once, as a worker's batch would, under the default
-  worker's decode budget (1,024 MB of memory).
-- `dns`: how long the API's submission check of a fan-out to 160 hosts takes when every look-up takes
-  1 s (a resolver replaced by one that sleeps; no real DNS).
+In-process against the moto server (as `calls`): the api handler submits, the worker handler is fed
+the main queue batch by batch, a refused job's fresh delayed message included (real time passes
+here: its DelaySeconds). Limits are set through the functions' JOB_LIMITS, as CDK context `jobLimits`
+sets them.
 
-Not part of `python -m bench`: these are limits a fix holds, measured before and after it, not goals
-of issue 11. Each runs in its own child process, so nothing measured before it counts.
+- overhead: AWS calls per plain job (`bench_io`, 0 s, ten in one batch) with a `concurrency` limit and
+  no contention, once the key has been used (its first use is one PutItem, once per key): 4 without a
+  limit, one start and one release with it: goal <= 6;
+- concurrency: 40 webhook deliveries to one host under `concurrency` 2: the receiver's peak of
+  requests in flight at once: goal <= 2;
+- perSecond: 30 jobs under `perSecond` 5, `burst` 2: the most that started in any 1 s window:
+  goal <= 7 (perSecond + burst);
+- waiting costs nothing: of the jobs those two runs deferred (each several times), how many ended
+  `dead` or with more than one attempt: goal 0;
+- fairness: client alpha submits 1,000 jobs, then client beta 10; the worker is fed five batches at a
+  time, as five pollers would, from the moto server, which serves message groups as SQS fair queues do
+  (`local_runtime/fair_queues.py`): the share of alpha's backlog still waiting when beta's 10 are all
+  done: goal >= 0.5.
 """
 
-import subprocess
-import sys
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
-_TRICKLE = """
-import socket, threading, time
-from lambdas.jobs import ssrf, webhook_http
+from pydantic import BaseModel
 
-def serve(listener):
-    conn, _ = listener.accept()
-    conn.recv(65536)
-    try:
-        for byte in b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Pad: aaaaaa\\r\\n\\r\\nok":
-            conn.sendall(bytes([byte]))
-            time.sleep(1)
-    except OSError:
+from bench import jobs
+from bench.calls import _counted_run, _drive, _figure
+from bench.report import Figure
+from bench.stack import API, WORKER, CallLog, Stack, api_event, context, reset_handlers
+from lambdas import config
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobContext, JobType
+
+PLAIN_JOBS = 10
+ALPHA_JOBS, BETA_JOBS, POLLERS = 1000, 10, 5
+DELIVERIES = 40
+HOST_LIMIT = 2
+RATE, BURST, RATED_JOBS = 5, 2, 30
+RATED = "bench_rated"
+_starts: list[float] = []
+
+
+class _Empty(BaseModel):
+    pass
+
+
+def _rated(_payload: _Empty, _context: JobContext) -> None:
+    _starts.append(time.time())
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    in_flight = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        with _Receiver.lock:
+            _Receiver.in_flight += 1
+            _Receiver.peak = max(_Receiver.peak, _Receiver.in_flight)
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        time.sleep(0.05)
+        with _Receiver.lock:
+            _Receiver.in_flight -= 1
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *_args: Any) -> None:
         pass
 
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen()
-threading.Thread(target=serve, args=(listener,), daemon=True).start()
-policy = ssrf.TargetPolicy(allow_http=True, allow_loopback=True)
-url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
-target = ssrf.resolve(ssrf.parse(url, policy), policy)
-started = time.monotonic()
-outcome = webhook_http.post(target, b"{}", {}, connect_timeout=3, read_timeout=2)
-print(f"trickle: held {time.monotonic() - started:.1f} s; {outcome.status or outcome.error}")
-"""
 
-_DECODE = """
-import io, resource, struct, threading, zlib
-from lambdas.jobs import files
-
-def chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-width = height = 9000
-packer = zlib.compressobj(9)
-row = bytes(1 + 4 * width)
-idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
-ihdr = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-budget = files.decode_budget(1024)
-outcomes = []
-
-def one():
+@contextmanager
+def _receiver() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        outcomes.append(len(list(files.thumbnails(io.BytesIO(png), (512, 128), budget, 120))))
-    except Exception as error:
-        outcomes.append(f"{type(error).__name__}: {error}")
-
-threads = [threading.Thread(target=one) for _ in range(4)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"decode: 4 x {len(png) // 1000} KB PNGs of {width * height / 1e6:.0f} Mpx: peak {peak:,.0f} MB; {outcomes}")
-"""
-
-_DNS = """
-import time
-from lambdas import config
-from lambdas.jobs import ssrf
-from lambdas.jobs.types import webhook_fanout
-from lambdas.lifecycle import capabilities
-from lambdas.models.settings import ApiSettings
-
-def slow_lookup(host, port):
-    time.sleep(1)
-    return ["93.184.216.34"]
-
-ssrf.lookup = slow_lookup
-names = (config.ENV_JOBS_TABLE, config.ENV_QUEUE_URL, config.ENV_UPLOADS_BUCKET, config.ENV_OPERATOR_KEY_ID,
-         config.ENV_DLQ_URL, config.ENV_DELIVERIES_TABLE)
-context = capabilities.submission_context_for(ApiSettings.load({name: "x" for name in names}))
-endpoints = [{"id": f"e{i}", "url": f"https://h{i}.example.com/"} for i in range(160)]
-payload = webhook_fanout.WebhookFanoutPayload.model_validate({"eventType": "e", "data": {}, "endpoints": endpoints})
-started = time.monotonic()
-webhook_fanout.check_submission(payload, context)
-print(f"dns: 160 hosts at 1 s a look-up: checked in {time.monotonic() - started:.1f} s")
-"""
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
-def main() -> None:
-    for script in (_TRICKLE, _DECODE, _DNS):
-        subprocess.run([sys.executable, "-c", script], check=True)
+def _limits(overrides: dict[str, dict[str, Any]]) -> None:
+    os.environ[config.ENV_JOB_LIMITS] = json.dumps(overrides)
+    reset_handlers()
 
 
-if __name__ == "__main__":
-    main()
+def _jobs_after(job_ids: list[str]) -> list[Any]:
+    from lambdas.handlers.rest.services import services
+
+    store = services().store
+    return [store.get(job_id) for job_id in job_ids]
+
+
+def _run(stack: Stack, bodies: list[dict[str, Any]]) -> list[str]:
+    stack.drain()
+    reset_handlers()
+    job_ids = [jobs.submit(body) for body in bodies]
+    _drive(stack, CallLog(), job_ids)
+    return job_ids
+
+
+def _submit_as(key_id: str, body: dict[str, Any]) -> str:
+    from lambdas.handlers import api
+
+    event = api_event(body)
+    event["requestContext"]["identity"]["apiKeyId"] = key_id
+    response = api.handler(event, context("api"))
+    assert response["statusCode"] == 202, response
+    job_id: str = json.loads(response["body"])["jobId"]
+    return job_id
+
+
+def _fairness(stack: Stack) -> Figure:
+    stack.drain()
+    _limits({})
+    body = {"type": jobs.NAME, "payload": {"seconds": 0}}
+    alpha = [_submit_as("alpha", body) for _ in range(ALPHA_JOBS)]
+    beta = [_submit_as("beta", body) for _ in range(BETA_JOBS)]
+    rounds = 0
+    while not all(job is not None and job.status.finished for job in _jobs_after(beta)):
+        batches = [jobs.receive(stack, 10) for _ in range(POLLERS)]  # all in flight at once
+        with ThreadPoolExecutor(POLLERS) as pool:
+            list(pool.map(jobs.run_batch, [b for b in batches if b]))
+        rounds += 1
+        assert rounds < ALPHA_JOBS, "beta's jobs never finished"
+    left = sum(1 for job in _jobs_after(alpha) if job is not None and not job.status.finished)
+    return Figure(
+        "alpha's backlog waiting when beta is done",
+        left / ALPHA_JOBS,
+        0.5,
+        f"{left} of {ALPHA_JOBS} alpha jobs waiting after {rounds} rounds of {POLLERS} batches; beta's {BETA_JOBS} done",
+        at_least=True,
+        unit="",
+    )
+
+
+def measure(stack: Stack) -> list[Figure]:
+    stack.use(API, WORKER)
+    os.environ[config.ENV_WEBHOOK_ALLOW_LOOPBACK] = "true"
+    jobs.install()
+    if RATED not in registry.names():
+        registry.register(JobType(RATED, _Empty, _rated))
+    _limits({jobs.NAME: {"concurrency": 100}})
+    _run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}])  # the key's first use: its one PutItem
+    calls, _ = _counted_run(stack, [{"type": jobs.NAME, "payload": {"seconds": 0}}] * PLAIN_JOBS)
+    figures = [_figure("AWS calls per plain job, limited", calls, PLAIN_JOBS, 6)]
+
+    _limits({"webhook_delivery": {"concurrency": HOST_LIMIT}})
+    with _receiver() as url:
+        endpoints = [{"id": f"ep{i}", "url": f"{url}/hook/{i}"} for i in range(DELIVERIES)]
+        body = {"type": "webhook_fanout", "payload": {"eventType": "e", "data": {}, "endpoints": endpoints}}
+        (fan_out,) = _run(stack, [body])
+    figures.append(
+        Figure(
+            f"deliveries in flight at once, limit {HOST_LIMIT}",
+            _Receiver.peak,
+            HOST_LIMIT,
+            f"peak {_Receiver.peak} over {DELIVERIES} deliveries to one host",
+            unit="",
+        )
+    )
+    from lambdas.jobs.types.webhook_delivery import delivery_id
+
+    deferred = [delivery_id(fan_out, e["id"]) for e in endpoints]
+
+    _limits({RATED: {"perSecond": RATE, "burst": BURST}})
+    _starts.clear()
+    rated = _run(stack, [{"type": RATED, "payload": {}}] * RATED_JOBS)
+    busiest = max(sum(1 for t in _starts if start <= t < start + 1) for start in _starts)
+    figures.append(
+        Figure(
+            f"starts in any 1 s window, {RATE}/s burst {BURST}",
+            busiest,
+            RATE + BURST,
+            f"{len(_starts)} starts over {_starts[-1] - _starts[0]:.1f} s",
+            unit="",
+        )
+    )
+    figures.append(_fairness(stack))
+    ended = _jobs_after(deferred + rated)
+    hurt = [j for j in ended if j is None or j.status.value != "done" or j.attempts != 1]
+    waits = sum(1 for j in ended if j is not None and j.waited_seconds > 0)
+    figures.append(
+        Figure(
+            "waiting jobs that died or lost an attempt",
+            len(hurt),
+            0,
+            f"{len(ended)} jobs, {waits} of them deferred (waited in all {sum(j.waited_seconds for j in ended if j)} s)",
+            unit="",
+        )
+    )
+    return figures

@@ -18,7 +18,7 @@ import boto3
 
 from lambdas.store.codec import item_size
 
-_KEY_NAMES = ("jobId", "fanoutId", "attemptKey")
+_KEY_NAMES = ("jobId", "fanoutId", "attemptKey", "limit", "key")  # the limits table: (limit, key)
 _WRITES = ("PutItem", "UpdateItem", "TransactWriteItems", "BatchWriteItem")
 
 

@@ -21,6 +21,7 @@ class Resource(StrEnum):
     LIST_INDEXES = "jobs table, byStatusTime, byOwnerStatus, byOwner, byCreated indexes"
     DELIVERIES_TABLE = "deliveries table"
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
+    LIMITS_TABLE = "limits table"
     SCHEDULES_TABLE = "schedules table"
     MAIN_QUEUE = "main queue"  # a worker's own job queue: the shared one, or its group's
     DEAD_LETTER_QUEUE = "dead-letter queue"  # likewise, its own
@@ -72,6 +73,8 @@ ACCESS: Final[Mapping[str, Access]] = {
         # stack-wide one (GetSecretValue).
         Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
+        # GET /limits lists each limited type's keys.
+        Resource.LIMITS_TABLE: ("dynamodb:Query",),
         # GET /stats reads both queues' approximate depths.
         Resource.MAIN_QUEUE: ("sqs:GetQueueAttributes", "sqs:SendMessage"),
         Resource.DEAD_LETTER_QUEUE: ("sqs:GetQueueAttributes",),
@@ -116,6 +119,9 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
         Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
         Resource.SENDER_IDENTITY: ("ses:SendEmail",),
+        # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
+        # key's first use (PutItem).
+        Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
         # `context.secret(name)`: only the secrets the types of this worker declared.
         Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",),
         **_EVERY_FUNCTION,

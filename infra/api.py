@@ -46,6 +46,7 @@ ROUTES: Final = (
     ("DELETE", "/schedules/{scheduleId}"),
     ("POST", "/schedules/{scheduleId}/run"),
     ("GET", "/stats"),
+    ("GET", "/limits"),
     ("POST", "/uploads"),
     ("GET", "/webhook-secret"),
     ("POST", "/webhook-secret/rotate"),

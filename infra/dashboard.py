@@ -1,6 +1,7 @@
 """The operations dashboard: the pipeline on one CloudWatch page.
 
-Top to bottom: every alarm's state; jobs per minute by outcome and how long each job type runs (the EMF
+Top to bottom: every alarm's state; jobs per minute by outcome, how long each job type runs and how many
+of each went back to wait on a limit (the EMF
 metrics the functions emit, lambdas/config.py); both queues' depth and oldest message; each function's
 invocations, errors, throttles and duration; the API's requests, errors and latency.
 """
@@ -100,7 +101,20 @@ def _job_widgets() -> list[cloudwatch.IWidget]:
     return [
         _graph("Jobs per minute", counts, per_row=2, unit="jobs"),
         _graph("Job duration by type (ms)", _durations_by_type(), per_row=2, unit="ms"),
+        _graph("Jobs sent back to wait on a limit, by type", [_deferred_by_type()], per_row=1, unit="jobs"),
     ]
+
+
+def _deferred_by_type() -> cloudwatch.IMetric:
+    """How many jobs of each type went back to wait (over a limit, or RetryLater) per minute: a type
+    whose line stays high is held back by its limit (GET /limits says which key)."""
+    schema = f"{{{config.METRICS_NAMESPACE},jobType,service}}"
+    query = f'{schema} MetricName="{config.METRIC_DEFERRED}" service="{config.SERVICE_NAME}"'
+    return cloudwatch.SearchExpression(
+        expression=f"SEARCH('{query}', 'Sum', {int(PERIOD.to_seconds())})",
+        label="${PROP('Dim.jobType')}",
+        period=PERIOD,
+    )
 
 
 def _durations_by_type() -> list[cloudwatch.IMetric]:

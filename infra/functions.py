@@ -8,6 +8,7 @@ and only its own types' settings and secrets.
 """
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -309,6 +310,9 @@ def stack_environment(
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),
         config.ENV_ALLOW_HTTP_WEBHOOKS: str(settings.allow_http_webhooks).lower(),
         **callers_environment(settings, keys),
+        config.ENV_LIMITS_TABLE: tables.limits.table_name,
+        config.ENV_JOB_LIMITS: json.dumps(settings.limit_overrides, separators=(",", ":"), sort_keys=True),
+        config.ENV_LIMIT_MAX_WAIT_SECONDS: str(config.LIMIT_MAX_WAIT_SECONDS),
         config.ENV_SCHEDULE_HORIZON_SECONDS: str(settings.schedule_horizon_seconds),
         config.ENV_SCHEDULES_TABLE: tables.schedules.table_name,
         config.ENV_MAX_SCHEDULES_PER_CLIENT: str(settings.max_schedules_per_client),

@@ -25,6 +25,13 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
   takes about 20,000 / statusShards writes a second, which must stay under a partition's 1,000.
 - ``deletionProtection``: DynamoDB deletion protection on both tables (default true; false for
   development stacks that are torn down often).
+- ``jobLimits``: flow-control limits per job type, a JSON object keyed by type, each of
+  ``concurrency``, ``perSecond``, ``burst`` and ``key`` (none, ``owner``, ``host``, ``payload.<field>``),
+  overriding what the type declares field by field, e.g. ``{"send_email": {"perSecond": 50}}``.
+  Checked at synth: known types, known fields, sensible values.
+- ``sesPerSecond``: SES's sending rate of this account (default 14, a new production account's):
+  ``send_email``'s ``perSecond``.
+- ``webhookHostConcurrency``: the most webhook deliveries at once to one host (default 10).
 - ``clientKeys``: the client API keys, by name ("alpha,beta"; default ``default``): letters, digits, ``-``
   and ``_``, each name once. Each gets a key and a stack output ``ApiKeyId<Name>``; the operator key
   (``OperatorKeyId``) is always made.
@@ -41,6 +48,7 @@ bounds shared with the functions' run-time settings come from `lambdas.config`, 
 accepts is one the functions accept when they start.
 """
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -88,6 +96,9 @@ class Settings:
     deletion_protection: bool = True
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
     status_shards: int = config.STATUS_SHARDS
+    job_limits: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    ses_per_second: float = config.SES_PER_SECOND
+    webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
     schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
     max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
     auth: config.AuthMode = config.AuthMode.API_KEY
@@ -134,7 +145,19 @@ class Settings:
             if value < 1:
                 yield f"{key} must be at least 1"
         yield from _client_key_problems(self.client_keys)
+        yield from _limit_problems(self.limit_overrides)
         yield from self._iam_problems()
+
+    @property
+    def limit_overrides(self) -> dict[str, dict[str, Any]]:
+        """The functions' JOB_LIMITS: the two built-in defaults' keys, then `jobLimits` over them."""
+        overrides: dict[str, dict[str, Any]] = {
+            "send_email": {"perSecond": self.ses_per_second},
+            "webhook_delivery": {"concurrency": self.webhook_host_concurrency},
+        }
+        for job_type, fields in self.job_limits:
+            overrides[job_type] = {**overrides.get(job_type, {}), **dict(fields)}
+        return overrides
 
     def _iam_problems(self) -> Iterator[str]:
         if self.auth != config.AuthMode.IAM:
@@ -289,6 +312,36 @@ def _client_key_problems(names: tuple[str, ...]) -> Iterator[str]:
             break
 
 
+def _limits(raw: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    value = json.loads(raw) if isinstance(raw, str) else raw
+    if not isinstance(value, dict) or not all(isinstance(f, dict) for f in value.values()):
+        raise ValueError("expected a JSON object keyed by job type, each an object of limit fields")
+    return tuple((str(t), tuple(sorted(f.items()))) for t, f in sorted(value.items()))
+
+
+def _limit_problems(overrides: dict[str, dict[str, Any]]) -> Iterator[str]:
+    from pydantic import ValidationError
+
+    from lambdas.jobs.types import builtin_modules
+    from lambdas.models.limits import parse_overrides
+
+    known = builtin_modules()
+    for job_type, fields in overrides.items():
+        if job_type not in known:
+            yield f"jobLimits: no job type {job_type!r} (known: {', '.join(known)})"
+            continue
+        try:
+            parse_overrides({job_type: fields})
+        except (ValidationError, ValueError) as error:
+            yield f"jobLimits.{job_type}: {str(error).splitlines()[-1] if isinstance(error, ValidationError) else error}"
+
+
+def _float(raw: Any) -> float:
+    if isinstance(raw, bool):
+        raise ValueError("expected a number")
+    return float(raw)
+
+
 _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "alertEmail": ("alert_email", _text),
     "senderEmail": ("sender_email", _text),
@@ -308,6 +361,9 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),
     "statusShards": ("status_shards", _int),
+    "jobLimits": ("job_limits", _limits),
+    "sesPerSecond": ("ses_per_second", _float),
+    "webhookHostConcurrency": ("webhook_host_concurrency", _int),
     "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),
     "maxSchedulesPerClient": ("max_schedules_per_client", _int),
     "auth": ("auth", _auth),

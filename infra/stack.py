@@ -105,6 +105,7 @@ class OffloadStack(Stack):
             "JobsTableName": tables.jobs.table_name,
             "DeliveriesTableName": tables.deliveries.table_name,
             "WebhookSecretsTableName": tables.webhook_secrets.table_name,
+            "LimitsTableName": tables.limits.table_name,
             "UploadsBucketName": storage.uploads.bucket_name,
             "AlertsTopicArn": alerts.topic.topic_arn,
             # The stack-wide secret of stacks deployed before per-client secrets: with context

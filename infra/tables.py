@@ -1,5 +1,6 @@
-"""The DynamoDB tables: job records, the webhook delivery log, each client's webhook signing secrets and
-the recurring schedules (key names from lambdas.store.schema). Every table is encrypted at rest (AWS managed KMS key)."""
+"""The DynamoDB tables: job records, the webhook delivery log, each client's webhook signing secrets, the
+recurring schedules and the flow-control limits (key names from lambdas.store.schema). Every table is
+encrypted at rest (AWS managed KMS key)."""
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -69,6 +70,15 @@ class JobTables(Construct):
             self, "WebhookSecretsTable", schema.WEBHOOK_SECRETS_PK, deletion_protection=deletion_protection
         )
 
+        # Flow control: one item per job type's limit and key, made on first use (lambdas/store/limits.py).
+        self.limits = _table(
+            self,
+            "LimitsTable",
+            schema.LIMITS_PK,
+            sort_key=schema.LIMITS_SK,
+            deletion_protection=deletion_protection,
+        )
+
         # Recurring schedules under their owner, and each owner's count (docs/design.md, schedules).
         self.schedules = _table(
             self,
@@ -92,6 +102,7 @@ class JobTables(Construct):
                 ],
                 Resource.DELIVERIES_TABLE: self.deliveries.table_arn,
                 Resource.WEBHOOK_SECRETS_TABLE: self.webhook_secrets.table_arn,
+                Resource.LIMITS_TABLE: self.limits.table_arn,
                 Resource.SCHEDULES_TABLE: self.schedules.table_arn,
             },
         )

@@ -40,6 +40,11 @@ ENV_MAX_FILE_BYTES: Final = "MAX_FILE_BYTES"
 ENV_FUNCTION_MEMORY_MB: Final = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 # The operator API key's id (API Gateway's, never its value): the one caller that sees every job.
 ENV_OPERATOR_KEY_ID: Final = "OPERATOR_KEY_ID"
+# Flow control: the limits table, the stack's limit overrides (JSON keyed by job type, from CDK context
+# `jobLimits`, `sesPerSecond` and `webhookHostConcurrency`) and the longest a job may wait in all.
+ENV_LIMITS_TABLE: Final = "LIMITS_TABLE_NAME"
+ENV_JOB_LIMITS: Final = "JOB_LIMITS"
+ENV_LIMIT_MAX_WAIT_SECONDS: Final = "LIMIT_MAX_WAIT_SECONDS"
 ENV_SCHEDULE_HORIZON_SECONDS: Final = "SCHEDULE_HORIZON_SECONDS"
 ENV_SCHEDULES_TABLE: Final = "SCHEDULES_TABLE_NAME"
 ENV_MAX_SCHEDULES_PER_CLIENT: Final = "MAX_SCHEDULES_PER_CLIENT"
@@ -71,6 +76,14 @@ SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
 MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backoff stops meaning anything
+# Flow control defaults: SES's sending rate of a new production account (per account, so a context key:
+# sesPerSecond), and the most deliveries at once to one webhook host (webhookHostConcurrency).
+SES_PER_SECOND: Final = 14
+WEBHOOK_HOST_CONCURRENCY: Final = 10
+# A job waiting on limits (or its own RetryLater) for longer than this in all is declared dead.
+LIMIT_MAX_WAIT_SECONDS: Final = 7 * 24 * 60 * 60
+# The longest DelaySeconds SQS takes: a longer wait is a chain of such messages.
+SQS_MAX_DELAY_SECONDS: Final = 900
 # The longest Retry-After a webhook receiver may ask for that a retry honours (a floor on its backoff).
 MAX_RETRY_AFTER_SECONDS: Final = 3600
 # A client's rotated-out webhook signing secret still signs (beside the new one) for this long.
@@ -150,6 +163,8 @@ METRIC_SUCCEEDED: Final = "JobSucceeded"
 METRIC_RETRIED: Final = "JobRetried"
 METRIC_DEAD: Final = "JobDead"
 METRIC_DURATION: Final = "JobDuration"  # milliseconds, with a jobType dimension as well
+# A job that went back to wait (over its limit, or RetryLater): a count, with a jobType dimension as well.
+METRIC_DEFERRED: Final = "JobDeferred"
 METRIC_RECOVERED: Final = "JobRecovered"
 # One per finished recovery sweep: the stack alarms when none arrives for three scheduled periods.
 METRIC_SWEEPS: Final = "RecoverySweeps"

@@ -6,17 +6,22 @@ lock shared by all requests, by listing and stat-ing its own package directory a
 patterns (`remember_backends` keeps each host's answer); and ReceiveMessage checks each message's
 retention period through the queue's whole attribute set, counting every message of the queue three
 times over per received message (`read_retention_directly` reads the one attribute). UpdateItem's own
-costs are cut in `moto_updates`. S3's rules for a presigned POST, which moto does not check, are
-applied by `s3_post_policy`.
+costs are cut in `moto_updates`. Standard queues serve message groups as SQS fair queues do
+(`fair_queues`). S3's rules for a presigned POST, which moto does not check, are applied by
+`s3_post_policy`.
 
 moto's backends do not serialise request threads: two concurrent conditional updates of one item can
 both pass their condition. The job lifecycle relies on exactly that never happening (one claim wins),
-so the local runtime's server takes a lock around each DynamoDB item operation.
+so the local runtime's server takes a lock around each DynamoDB item operation. UpdateItem's answer is
+a copy of the item taken under that lock: moto hands its handler the live item and serialises it after
+the lock is released, which, on an item many threads write at once (a flow-control limit), reads it
+while another write changes it (AWS answers with the item as this write left it).
 
 The operations are private methods of moto's backend. A moto release that renames one would leave
 that operation unlocked and the lifecycle racing silently, so a missing method stops the start instead.
 """
 
+import copy
 import functools
 import sys
 import threading
@@ -30,7 +35,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 from moto.sqs.models import SQSBackend
 
-from local_runtime import moto_updates, s3_post_policy
+from local_runtime import fair_queues, moto_updates, s3_post_policy
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -66,7 +71,8 @@ def serialise_item_operations(set_attribute: Callable[[Any, str, Any], None] = s
         @functools.wraps(method)
         def call(*args: Any, **kwargs: Any) -> Any:
             with lock:
-                return method(*args, **kwargs)
+                answer = method(*args, **kwargs)
+                return copy.deepcopy(answer) if method.__name__ == "update_item" else answer
 
         return call
 
@@ -105,6 +111,7 @@ if __name__ == "__main__":
     serialise_item_operations()
     remember_backends()
     read_retention_directly()
+    fair_queues.serve_fairly()
     moto_updates.apply()
     s3_post_policy.enforce()
     moto_main(sys.argv[1:])

@@ -122,6 +122,26 @@ def _as_transition(job_id: str, job: dict[str, Any], before: str) -> dict[str, A
     }
 
 
+def limits(target: Target, args: argparse.Namespace) -> int:
+    """Each limited job type: its limit, then one line per key in use (running, tokens, pause, waiting)."""
+    document = call(target, "GET", target.endpoint("limits"))
+    if args.json:
+        print(json.dumps(document, indent=2))
+        return ExitCode.OK
+    for limit in document["limits"]:
+        rule = ", ".join(
+            f"{name} {limit[name]}"
+            for name in ("concurrency", "perSecond", "burst")
+            if limit.get(name) is not None
+        )
+        print(f"{limit['type']}: {rule}, key {limit['key'] or 'none'}")
+        for key in limit["keys"]:
+            tokens = "" if key.get("tokens") is None else f", {key['tokens']:g} tokens"
+            paused = f", paused until {key['pausedUntil']}" if key.get("pausedUntil") else ""
+            print(f"  {key['key']}: {key['running']} running{tokens}{paused}, {key['waiting']} waiting")
+    return ExitCode.OK
+
+
 def webhook_secret(target: Target, args: argparse.Namespace) -> int:
     """Print the `whsec_...` secret the key's receivers verify with (or, for the operator, a named
     client's); `--rotate` makes that client a new one (the old one signs beside it for 24 h)."""

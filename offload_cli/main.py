@@ -49,6 +49,10 @@ def parser() -> argparse.ArgumentParser:
         help="the operator: give --client a new secret (the old one signs 24 h more)",
     )
     secret.add_argument("--json", action="store_true", help="the API's document (rotation and overlap times)")
+    limits = subcommands.add_parser(
+        "limits", help="the operator: each job type's flow-control limit and its keys in use (GET /limits)"
+    )
+    limits.add_argument("--json", action="store_true", help="the API's document")
     return root
 
 
@@ -137,6 +141,7 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "retry": actions.retry,
     "cancel": actions.cancel,
     "webhook-secret": commands.webhook_secret,
+    "limits": commands.limits,
     "schedule": schedules.schedule,
     "reschedule": schedules.reschedule,
 }

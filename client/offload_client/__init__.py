@@ -12,7 +12,17 @@ from offload_client.errors import (
     Unreachable,
     WaitTimeout,
 )
-from offload_client.models import Child, Delivery, Job, JobSummary, Schedule, Stats, Submitted, WebhookSecret
+from offload_client.models import (
+    Child,
+    Delivery,
+    Job,
+    JobSummary,
+    Limit,
+    Schedule,
+    Stats,
+    Submitted,
+    WebhookSecret,
+)
 
 __all__ = [
     "ApiError",
@@ -24,6 +34,7 @@ __all__ = [
     "InvalidRequest",
     "Job",
     "JobSummary",
+    "Limit",
     "NotFound",
     "OffloadError",
     "RateLimited",

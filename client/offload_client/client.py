@@ -35,6 +35,7 @@ from offload_client.models import (
     Delivery,
     Job,
     JobSummary,
+    Limit,
     Schedule,
     Stats,
     Submitted,
@@ -196,6 +197,10 @@ class Client:
 
     def stats(self) -> Stats:
         return Stats.from_api(self.request("GET", "stats"))
+
+    def limits(self) -> tuple[Limit, ...]:
+        """Each job type's flow-control limit and its keys in use (the operator's key only)."""
+        return tuple(Limit.from_api(item) for item in self.request("GET", "limits")["limits"])
 
     def webhook_secret(self, client: str | None = None) -> WebhookSecret:
         """The caller's webhook signing secret; the operator may name any `client` (its key id, or in

@@ -75,6 +75,7 @@ class Job(_FromApi):
     next_attempt_at: str | None
     run_at: str | None
     parent_id: str | None
+    waiting_for: dict[str, Any] | None
     children: dict[str, Any] | None
     downloads: list[dict[str, Any]] | None
     history: list[dict[str, Any]] | None
@@ -129,6 +130,19 @@ class Delivery(_FromApi):
     latency_ms: int
     response: str | None
     error: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Limit(_FromApi):
+    """LimitView: one job type's flow-control limit and its keys in use (`GET /limits`)."""
+
+    type: str
+    concurrency: int | None
+    per_second: float | None
+    burst: int | None
+    key: str
+    keys: list[dict[str, Any]]
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

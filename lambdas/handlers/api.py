@@ -25,14 +25,14 @@ from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
-from lambdas.handlers.routes import actions, jobs, schedules, stats, webhook_secrets
+from lambdas.handlers.routes import actions, jobs, limits, schedules, stats, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-for routes in (jobs, actions, stats, webhook_secrets, schedules):
+for routes in (jobs, actions, stats, webhook_secrets, schedules, limits):
     app.include_router(routes.router)
 app.include_router(console_router)
 

@@ -39,17 +39,23 @@ def _emit_metrics(results: list[MessageResult]) -> None:
     for outcome, count in Counter(r.outcome for r in results).items():
         if outcome in _COUNTED:
             metrics.add_metric(name=_COUNTED[outcome], unit=MetricUnit.Count, value=count)
+    for job_type, deferred in Counter(r.job_type for r in results if r.outcome is Outcome.DEFERRED).items():
+        _by_type(config.METRIC_DEFERRED, MetricUnit.Count, deferred, job_type or "-")
     for result in results:
         if result.duration_ms is None or result.job_type is None:
             continue
-        with single_metric(
-            name=config.METRIC_DURATION,
-            unit=MetricUnit.Milliseconds,
-            value=result.duration_ms,
-            namespace=config.METRICS_NAMESPACE,
-            default_dimensions={"service": config.SERVICE_NAME},
-        ) as metric:
-            metric.add_dimension(name="jobType", value=result.job_type)
+        _by_type(config.METRIC_DURATION, MetricUnit.Milliseconds, result.duration_ms, result.job_type)
+
+
+def _by_type(name: str, unit: MetricUnit, value: float, job_type: str) -> None:
+    with single_metric(
+        name=name,
+        unit=unit,
+        value=value,
+        namespace=config.METRICS_NAMESPACE,
+        default_dimensions={"service": config.SERVICE_NAME},
+    ) as metric:
+        metric.add_dimension(name="jobType", value=job_type)
 
 
 @logger.inject_lambda_context

@@ -7,7 +7,13 @@ function, and exposes them as a `JobType`. `run` returns the job's result
 
 - `PermanentJobError` when the input can never succeed: the job goes to `dead` at once;
 - `RetryableJobError` (or any other exception) for a transient failure: the job is retried with
-  backoff until it runs out of attempts.
+  backoff until it runs out of attempts;
+- `RetryLater(seconds)` when the job cannot run yet but is not failing (a partner asked to be called
+  later): the job waits `pending` and runs again then, without spending an attempt, up to the most a
+  job may wait in all (LIMIT_MAX_WAIT_SECONDS; then it is `dead`, saying so).
+
+A type may declare `limits` (`lambdas.models.limits.Limit`): how many of its jobs run at once, how
+fast they start, per key. A job over its limit waits the same way (lambdas/lifecycle/limits.py).
 
 A type does its work only through its context: `JobContext` when it runs (in the worker),
 `SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
@@ -29,6 +35,7 @@ from pydantic import BaseModel
 
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
+from lambdas.models.limits import Limit
 from lambdas.models.settings import ApiSettings, WorkerSettings
 from lambdas.models.uploads import StoredObject
 
@@ -49,6 +56,17 @@ class RetryableJobError(JobError):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class RetryLater(JobError):
+    """Run this job again in `seconds`, without spending an attempt (it is not failing). `pause`: every
+    job sharing this job's limit key waits until then too (a receiver's Retry-After means the host)."""
+
+    def __init__(self, seconds: float, reason: str = "", pause: bool = False) -> None:
+        super().__init__(reason or f"asked to run again in {seconds:g} s")
+        self.seconds = max(0.0, float(seconds))
+        self.reason = reason
+        self.pause = pause
 
 
 class InvalidPayloadError(JobError):
@@ -188,6 +206,9 @@ class JobType(Generic[P]):
     # parent has, in order, from the parent alone: the lifecycle lists, retries, cancels and alerts
     # on them through this hook, never by reading the type's payload itself.
     children: Callable[[Job], Sequence[ChildRef]] | None = None
+    # Flow control: a job over this limit waits `pending`, spending no attempt (CDK context `jobLimits`
+    # overrides it per stack).
+    limits: Limit | None = None
     settings_model: type[BaseModel] | None = None
     secrets: tuple[str, ...] = ()
     function: WorkerFunction | None = None

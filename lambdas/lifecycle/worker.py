@@ -4,7 +4,12 @@ Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
-- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts.
+- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts;
+- wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`) or raised `RetryLater`: back to
+  `pending` without spending an attempt, saying what it waits for (`waitingFor`), in a fresh message
+  delayed until then (at most 900 s a message: a longer wait is a chain of them), and this one deleted,
+  so however long it waits SQS never counts it towards a redrive to the DLQ. Past
+  LIMIT_MAX_WAIT_SECONDS of waiting in all, it is `dead` instead.
 What the attempt recorded (a delivery's log line) commits with that write. A fan-out child's terminal
 write also moves its fan-out's counters (their own item) and, when it is the last child, finishes
 the parent (see `lambdas/store/children.py`); a parent that starts waiting after its children all finished finishes
@@ -23,17 +28,28 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, ContinueLater, JobType, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import (
+    AwaitChildren,
+    ContinueLater,
+    JobType,
+    PermanentJobError,
+    RetryableJobError,
+    RetryLater,
+)
 from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
+from lambdas.lifecycle.limits import Limits
 from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
+from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import NotClaimableError, StaleAttemptError
 from lambdas.store.jobs import Ended, JobStore
+from lambdas.store.limits import LimitStore
 from lambdas.store.queue import JobQueue, MalformedMessageError, parse_job_message
 
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
@@ -56,6 +72,7 @@ class Outcome(StrEnum):
     WAITING = "waiting"  # handed to child jobs
     RETRIED = "retried"
     CONTINUED = "continued"  # the job goes on in a fresh message (this one is deleted)
+    DEFERRED = "deferred"  # over a limit, or RetryLater: waits in a fresh message (this one is deleted)
     DEAD = "dead"
     DUPLICATE = "duplicate"  # another worker holds the job, or it is already finished
     EARLY = "early"  # the job was rescheduled later: the message comes back when it is due
@@ -89,6 +106,7 @@ class Worker:
         queue: JobQueue,
         dead_letters: JobQueue,
         rng: Callable[[], float] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -96,6 +114,7 @@ class Worker:
         self._dead_letters = dead_letters
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
+        self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
         # The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
         self._ops = ops_job_type(store, queue)
 
@@ -137,6 +156,9 @@ class Worker:
             # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
             last = f" (last error: {job.last_error})" if job.last_error else ""
             return self._dead(message, job, f"no attempts left after {job.max_attempts}{last}")
+        waiting = job.waiting_for
+        if waiting is not None and waiting.until > self._store.now() + 1:
+            return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
         return self._run(message, job, remaining_ms)
 
     def _run(self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int]) -> MessageResult:
@@ -147,6 +169,22 @@ class Worker:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
+        admission = self._limits.admit(job, job_type)
+        if admission.refused is not None:
+            return self._defer(message, job, admission.refused)
+        try:
+            return self._attempt(message, job, job_type, payload, remaining_ms)
+        finally:
+            admission.release()  # after the outcome is written: the slot is held for the whole attempt
+
+    def _attempt(
+        self,
+        message: QueueMessage,
+        job: Job,
+        job_type: JobType[Any],
+        payload: Any,
+        remaining_ms: Callable[[], int],
+    ) -> MessageResult:
         recorded = Recorded()
         context = self._capabilities.context(
             job_id=job.job_id,
@@ -165,6 +203,8 @@ class Worker:
             result = job_type.run(payload, context)
         except PermanentJobError as error:
             return self._dead(message, job, str(error), started, recorded)
+        except RetryLater as later:
+            return self._defer(message, job, self._later(job, job_type, later), recorded=recorded)
         except RetryableJobError as error:
             return self._retry(message, job, str(error), error.retry_after, started, recorded)
         except Exception as error:
@@ -216,12 +256,56 @@ class Worker:
             job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
         )
         try:
-            self._queue.for_type(job.job_type).send(job.job_id)
+            self._queue.for_type(job.job_type).send(job.job_id, group=job.owner)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, 0)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
         return MessageResult(message.message_id, Outcome.CONTINUED, job.job_type, elapsed)
+
+    def _later(self, job: Job, job_type: JobType[Any], later: RetryLater) -> WaitingFor:
+        until = self._store.now() + later.seconds
+        if later.pause:
+            key = self._limits.pause(job, job_type, until)
+            if key is not None:
+                return WaitingFor(LimitKind.PAUSED, key, until, later.reason)
+        return WaitingFor(LimitKind.RETRY_LATER, None, until, later.reason)
+
+    def _defer(
+        self,
+        message: QueueMessage,
+        job: Job,
+        waiting: WaitingFor,
+        counted: bool = True,
+        recorded: Recorded | None = None,
+    ) -> MessageResult:
+        """The job may not run yet: it waits in a fresh message, its attempt not spent (see above)."""
+        seconds = max(1, math.ceil(waiting.until - self._store.now()))
+        limit = self._settings.limit_max_wait_seconds
+        if counted and job.waited_seconds + seconds > limit:
+            why = f"waited {job.waited_seconds} s in all ({waiting.kind.value}"
+            why += f" {waiting.key})" if waiting.key else ")"
+            return self._dead(
+                message, job, f"{why}; a job may wait at most {limit} s (LIMIT_MAX_WAIT_SECONDS)"
+            )
+        if recorded is not None:
+            recorded.write_alone()
+        try:
+            self._store.defer(job, waiting, seconds if counted else 0)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        log_transition(
+            job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "waits"
+        )
+        delay = min(seconds, config.SQS_MAX_DELAY_SECONDS)
+        try:
+            self._queue.for_type(job.job_type).send(job.job_id, delay, group=job.owner)
+        except Exception:
+            logger.exception("SendMessage failed for a waiting job; its message is delivered again")
+            self._queue.change_visibility(message.receipt_handle, delay)
+            return MessageResult(message.message_id, Outcome.RETRIED, job.job_type)
+        logger.info("waits", waitingFor=waiting.kind.value, key=waiting.key, delaySeconds=delay)
+        return MessageResult(message.message_id, Outcome.DEFERRED, job.job_type)
 
     def _retry(
         self,

@@ -11,6 +11,7 @@ from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Attempt, Job, JobAction, JobStatus
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import WaitingFor
 
 
 class _Wire(BaseModel):
@@ -68,6 +69,29 @@ class ChildrenView(_Wire):
     delivered: int = Field(description="Children that succeeded (state `done`).")
     failed: int = Field(description="Children that were given up on (state `dead`).")
     cancelled: int = Field(default=0, description="Children cancelled before they ran.")
+
+
+class WaitingForView(_Wire):
+    """Why a pending job has not run yet, and the earliest it will try again. Waiting spends no attempt."""
+
+    limit: str = Field(
+        description="concurrency or perSecond (its type's limit), paused (its key's receiver asked for a "
+        "pause with Retry-After), or retryLater (the job asked to run again later)."
+    )
+    key: str | None = Field(
+        default=None, description="The limit's key this job counts against (* for the whole type)."
+    )
+    retry_at: str = Field(description="The earliest the job tries again.")
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, waiting: WaitingFor) -> Self:
+        return cls(
+            limit=waiting.kind.value,
+            key=waiting.key,
+            retry_at=iso_time(waiting.until),
+            reason=waiting.reason or None,
+        )
 
 
 class HistoryEntry(_Wire):
@@ -131,6 +155,10 @@ class JobView(_Wire):
         default=None, description="The start time asked for (`runAt`, `delaySeconds`), until the job starts."
     )
     parent_id: str | None = None
+    waiting_for: WaitingForView | None = Field(
+        default=None,
+        description="A pending job held back by a limit or its own request: what for, until when.",
+    )
     children: ChildrenView | None = Field(
         default=None, description="Counts of child jobs (a fan-out's deliveries)."
     )
@@ -163,6 +191,9 @@ class JobView(_Wire):
             history=history_of(job),
             next_attempt_at=iso_time(job.due_at / 1000) if job.status in _DUE_SHOWN else None,
             run_at=iso_time(job.run_at / 1000) if job.run_at else None,
+            waiting_for=WaitingForView.of(job.waiting_for)
+            if job.waiting_for is not None and job.status is JobStatus.PENDING
+            else None,
             downloads=downloads or None,
             children=None
             if counts is None

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from lambdas.models.waiting import WaitingFor
+
 
 class JobStatus(StrEnum):
     # Due beyond SQS's longest message delay (the schedule horizon): no message exists yet; the sweep
@@ -99,6 +101,10 @@ class Job:
     attempt_started_at: str | None = None
     history: tuple[Attempt, ...] = ()  # the last HISTORY_SLOTS ended attempts, oldest first
     reopened_at: int = 0  # epoch milliseconds of the last retry by a caller (0: never reopened)
+    # Pending because of a limit or the job's own RetryLater: what for, until when; and how long the
+    # job has waited so in all (bounded by LIMIT_MAX_WAIT_SECONDS).
+    waiting_for: WaitingFor | None = None
+    waited_seconds: int = 0
     run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
 
 

@@ -68,6 +68,21 @@ class WebhookSecretsSettings(Environment):
     webhook_secrets_start_shared: bool = Field(alias=config.ENV_WEBHOOK_SECRETS_START_SHARED, default=False)
 
 
+class LimitsSettings(Environment):
+    """Flow control: where limits are held, and the stack's overrides of each job type's limit (the
+    worker applies them, GET /limits shows them)."""
+
+    limits_table: str = Field(alias=config.ENV_LIMITS_TABLE, min_length=1)
+    job_limits: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_LIMITS, default_factory=dict)
+
+    @field_validator("job_limits", mode="before")
+    @classmethod
+    def _parse_job_limits(cls, value: Any) -> Any:  # its own name: a subclass's `_parse` would hide it
+        from lambdas.models.limits import parse_overrides
+
+        return parse_overrides(json.loads(value) if isinstance(value, str) and value else value)
+
+
 class HorizonSettings(Environment):
     """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
 
@@ -116,6 +131,7 @@ class ApiSettings(
     WebhookPolicySettings,
     UploadsSettings,
     WebhookSecretsSettings,
+    LimitsSettings,
     ScheduleSettings,
     JobTypesSettings,
 ):
@@ -142,7 +158,12 @@ class ApiSettings(
 
 
 class WorkerSettings(
-    JobsTableSettings, WebhookPolicySettings, UploadsSettings, WebhookSecretsSettings, JobTypesSettings
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    LimitsSettings,
+    JobTypesSettings,
 ):
     queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
     dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
@@ -158,6 +179,9 @@ class WorkerSettings(
         le=config.SQS_MAX_VISIBILITY_SECONDS,
     )
     lease_seconds: int = Field(alias=config.ENV_LEASE_SECONDS, default=config.LEASE_SECONDS, gt=0)
+    limit_max_wait_seconds: int = Field(
+        alias=config.ENV_LIMIT_MAX_WAIT_SECONDS, default=config.LIMIT_MAX_WAIT_SECONDS, gt=0
+    )
     concurrency: int = Field(
         alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
     )

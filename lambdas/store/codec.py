@@ -20,6 +20,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
 from lambdas.store.expressions import marshal
@@ -57,6 +58,10 @@ HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays
 RUN_AT = "runAt"
 ATTEMPT_TOTAL = "attemptTotal"
 ATTEMPT_STARTED_AT = "attemptStartedAt"
+# A job waiting on a limit (or its own RetryLater): {kind, key, until (epoch ms), reason}; and the seconds
+# it has waited in all.
+WAITING_FOR = "waitingFor"
+WAITED_SECONDS = "waitedSeconds"
 # Items written before owners existed; no API key id looks like this.
 NO_OWNER = "-"
 
@@ -144,7 +149,29 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         attempt_started_at=raw.get(ATTEMPT_STARTED_AT),
         history=_history(raw),
         reopened_at=int(raw.get(REOPENED_AT, 0)),
+        waiting_for=_waiting_for(raw.get(WAITING_FOR)),
+        waited_seconds=int(raw.get(WAITED_SECONDS, 0)),
         run_at=int(raw.get(RUN_AT, 0)),
+    )
+
+
+def waiting_value(waiting: WaitingFor) -> dict[str, Any]:
+    value: dict[str, Any] = {"kind": waiting.kind.value, "until": millis(waiting.until)}
+    if waiting.key is not None:
+        value["key"] = waiting.key
+    if waiting.reason:
+        value["reason"] = waiting.reason[:HISTORY_ERROR_CHARS]
+    return value
+
+
+def _waiting_for(value: dict[str, Any] | None) -> WaitingFor | None:
+    if not value:
+        return None
+    return WaitingFor(
+        kind=LimitKind(value["kind"]),
+        key=value.get("key"),
+        until=int(value["until"]) / 1000,
+        reason=value.get("reason", ""),
     )
 
 

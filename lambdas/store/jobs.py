@@ -15,6 +15,7 @@ from typing import Any
 from lambdas import config
 from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
+from lambdas.models.waiting import WaitingFor
 from lambdas.store import batches, codec, schema
 from lambdas.store.actions import JobActions
 from lambdas.store.children import ChildWrites, Ended
@@ -28,6 +29,8 @@ from lambdas.store.codec import (
     CHILDREN_TOTAL,
     MAX_ERROR_CHARS,
     RUN_AT,
+    WAITED_SECONDS,
+    WAITING_FOR,
     history_entry,
     millis,
 )
@@ -158,7 +161,7 @@ class JobStore(JobListing, JobActions, ChildWrites, JobTiming):
         entry = history_entry(job.attempt_total, job.attempt_started_at, now, outcome, error)
         return Update(
             assign={**state.assign, **entry, **extra},
-            remove=state.remove,
+            remove=(*state.remove, WAITING_FOR),  # it ran: whatever it waited for is over
             condition=_ATTEMPT_CONDITION,
             values={":processing": "processing", ":attempt": job.attempts},
         )
@@ -194,6 +197,20 @@ class JobStore(JobListing, JobActions, ChildWrites, JobTiming):
         extra = {"result": codec.compact_json(progress)}
         update = self._attempt_update(job, JobStatus.PENDING, self.now(), AttemptOutcome.RETRY, extra, error)
         return self._update_or_stale(job.job_id, dataclasses.replace(update, add={"attempts": -1}))
+
+    def defer(self, job: Job, waiting: WaitingFor, seconds: int) -> Job:
+        """The attempt may not run yet (a limit, or the job's RetryLater): back to `pending`, due when
+        `waiting` ends, saying why; no attempt spent and no history entry (it did not run), and the wait
+        added to the job's total."""
+        state = self._items.state(job.job_id, job.owner, JobStatus.PENDING, waiting.until, self.now())
+        update = Update(
+            assign={**state.assign, WAITING_FOR: codec.waiting_value(waiting)},
+            add={"attempts": -1, WAITED_SECONDS: seconds},
+            remove=state.remove,
+            condition=_ATTEMPT_CONDITION,
+            values={":processing": "processing", ":attempt": job.attempts},
+        )
+        return self._update_or_stale(job.job_id, update)
 
     def save_progress(self, job_id: str, attempt: int, progress: Any) -> None:
         """A running attempt records how far it got in its `result` (StaleAttemptError if it lost the job)."""

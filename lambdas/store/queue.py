@@ -6,12 +6,19 @@ from typing import Any
 
 from lambdas import config
 from lambdas.store import clients
+from lambdas.store.codec import NO_OWNER
 
 _SEND_BATCH_LIMIT = 10
 
 
 class MalformedMessageError(ValueError):
     """A message body that names no job."""
+
+
+def message_group(owner: str) -> str:
+    """A message's `MessageGroupId`: its job's owner (a child's is its parent's). On a standard queue
+    this makes it a fair queue: SQS serves a quiet client's messages first while another has a backlog."""
+    return owner or NO_OWNER
 
 
 def job_message(job_id: str) -> str:
@@ -48,16 +55,25 @@ class JobQueue:
         url = self._routes.get(job_type, self.url)
         return self if url == self.url else JobQueue(url, self._routes)
 
-    def send(self, job_id: str, delay_seconds: int = 0) -> None:
-        self._sqs.send_message(QueueUrl=self.url, MessageBody=job_message(job_id), DelaySeconds=delay_seconds)
+    def send(self, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
+        """One job's message; `group` is its owner (see `message_group`)."""
+        self._sqs.send_message(
+            QueueUrl=self.url,
+            MessageBody=job_message(job_id),
+            DelaySeconds=delay_seconds,
+            MessageGroupId=message_group(group),
+        )
 
-    def send_many(self, job_ids: Iterable[str]) -> list[str]:
+    def send_many(self, job_ids: Iterable[str], *, group: str = "") -> list[str]:
         """Send one message per job in batches of ten; return the ids SQS did not accept."""
         ids = list(job_ids)
         failed: list[str] = []
         for start in range(0, len(ids), _SEND_BATCH_LIMIT):
             chunk = ids[start : start + _SEND_BATCH_LIMIT]
-            entries = [{"Id": str(i), "MessageBody": job_message(job_id)} for i, job_id in enumerate(chunk)]
+            entries = [
+                {"Id": str(i), "MessageBody": job_message(job_id), "MessageGroupId": message_group(group)}
+                for i, job_id in enumerate(chunk)
+            ]
             response = self._sqs.send_message_batch(QueueUrl=self.url, Entries=entries)
             failed.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
         return failed
@@ -69,10 +85,11 @@ class JobQueue:
             VisibilityTimeout=max(0, min(seconds, config.SQS_MAX_VISIBILITY_SECONDS)),
         )
 
-    def forward(self, body: str, attributes: Mapping[str, str]) -> None:
+    def forward(self, body: str, attributes: Mapping[str, str], group: str = "") -> None:
         """Put a message on this queue as it was, with string attributes saying why it came."""
         self._sqs.send_message(
             QueueUrl=self.url,
             MessageBody=body,
+            MessageGroupId=message_group(group),
             MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
         )

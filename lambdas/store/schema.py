@@ -55,6 +55,9 @@ DELIVERIES_SK: Final = "attemptKey"  # "<deliveryId>#<attempt, zero padded>"
 # Webhook signing secrets: one item per client (its API key id), created on first use.
 WEBHOOK_SECRETS_PK: Final = "client"
 
+# Flow-control limits: one item per job type's limit and key (lambdas/store/limits.py).
+LIMITS_PK: Final = "limit"
+LIMITS_SK: Final = "key"
 # Recurring schedules: one item per schedule under its owner (the API key id), and a counter item per owner.
 SCHEDULES_PK: Final = "owner"
 SCHEDULES_SK: Final = "scheduleId"

@@ -5,7 +5,17 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from offload_client import Child, Delivery, Job, JobSummary, Schedule, Stats, Submitted, WebhookSecret
+from offload_client import (
+    Child,
+    Delivery,
+    Job,
+    JobSummary,
+    Limit,
+    Schedule,
+    Stats,
+    Submitted,
+    WebhookSecret,
+)
 from offload_client.models import camel
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -21,6 +31,7 @@ SCHEMAS = json.loads(OPENAPI.read_text())["components"]["schemas"]
         (Child, "ChildSummary"),
         (Delivery, "DeliveryView"),
         (Stats, "StatsView"),
+        (Limit, "LimitView"),
         (Schedule, "ScheduleView"),
         (WebhookSecret, "WebhookSecretView"),
     ],

@@ -137,6 +137,9 @@ def test_sign_in_shows_the_overview_and_keeps_the_key_out_of_the_url(
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.locator(".card-done .card-count")).not_to_have_text("0")
     expect(page.get_by_role("heading", name="Queues")).to_be_visible()
+    # the operator's flow-control limits: the built-in ones at least
+    expect(page.get_by_role("heading", name="Limits")).to_be_visible()
+    expect(page.get_by_role("rowheader", name="send_email")).to_be_visible()
     expect(page.locator(".chart svg rect.bar-done").first).to_be_attached()
     assert page.evaluate("sessionStorage.getItem('offload.apiKey')") == key_of(runtime, "operator")
     assert key_of(runtime, "operator") not in page.url

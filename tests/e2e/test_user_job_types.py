@@ -6,7 +6,7 @@ with it (CDK context `jobPackages`, its `crmUrl` in `jobSettings`); the local ru
 one job of 70 s (the CRM takes that long to answer): longer than the shared worker's 60 s, within its
 own function's 120 s. The CRM is a real HTTP server on loopback that records what it was sent.
 
-Not here: `RetryLater` (waiting without spending an attempt) is issue 21's and not in main yet.
+A user's type may also raise `RetryLater` (issue 21): it waits, spending no attempt.
 """
 
 import json
@@ -158,13 +158,10 @@ def _run(runtime: LocalRuntime, job_type: str) -> dict[str, Any]:
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
-def test_make_run_reloads_a_changed_type_and_keeps_its_jobs_and_keys(tmp_path: Path) -> None:
-    """Issue 24's 20 s restart that lost every job and key: with reload on, a saved change is running
-    within seconds and the job done before it can still be read with the same key. Seen to fail with
-    `reload=False` (the second job answered version 1: the warm environments kept the old module)."""
-    package = write_package(tmp_path, {"which_version": VERSIONED.format(version=1)})
+def _package_runtime(tmp_path: Path, package: Path, reload: bool = False) -> LocalRuntime:
+    """`make run` with the user's package (CDK context `jobPackages`), no secrets file, no saved state."""
     context = {"jobPackages": [str(package)]}
-    runtime = LocalRuntime(
+    return LocalRuntime(
         RuntimeSettings(
             port=0,
             template=local_template(context),
@@ -172,9 +169,17 @@ def test_make_run_reloads_a_changed_type_and_keeps_its_jobs_and_keys(tmp_path: P
             secrets_file=tmp_path / "none.json",
             quiet=True,
             state_file=None,
-            reload=True,
+            reload=reload,
         )
     ).start()
+
+
+def test_make_run_reloads_a_changed_type_and_keeps_its_jobs_and_keys(tmp_path: Path) -> None:
+    """Issue 24's 20 s restart that lost every job and key: with reload on, a saved change is running
+    within seconds and the job done before it can still be read with the same key. Seen to fail with
+    `reload=False` (the second job answered version 1: the warm environments kept the old module)."""
+    package = write_package(tmp_path, {"which_version": VERSIONED.format(version=1)})
+    runtime = _package_runtime(tmp_path, package, reload=True)
     try:
         first = _run(runtime, "which_version")
         assert first["result"] == {"version": 1}
@@ -188,5 +193,58 @@ def test_make_run_reloads_a_changed_type_and_keeps_its_jobs_and_keys(tmp_path: P
         again = requests.get(f"{runtime.url}jobs/{first['jobId']}", headers=headers, timeout=30).json()
         assert again["result"] == {"version": 1}
         print(f"reloaded within {time.monotonic() - changed:.1f} s")
+    finally:
+        runtime.stop()
+
+
+POLITE = """
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lambdas.jobs.base import JobType, RetryLater
+
+
+class Call(BaseModel):
+    marker: str
+
+
+def run(payload, context):
+    marker = Path(payload.marker)
+    if not marker.exists():  # the partner is busy the first time
+        marker.write_text("asked once")
+        raise RetryLater(2, "the partner asked for 2 s")
+    return {"attempt": context.attempt}
+
+
+JOB_TYPE = JobType(name="polite_call", payload_model=Call, run=run)
+"""
+
+
+def test_a_users_type_raising_retry_later_runs_again_without_spending_an_attempt(tmp_path: Path) -> None:
+    """Seen to fail with the worker's `except RetryLater` clause removed (it was a failed attempt:
+    done on attempt 2, with a `retry` in its history)."""
+    runtime = _package_runtime(tmp_path, write_package(tmp_path, {"polite_call": POLITE}))
+    try:
+        headers = {"x-api-key": runtime.api_key}
+        marker = tmp_path / "asked"
+        response = requests.post(
+            f"{runtime.url}jobs",
+            json={"type": "polite_call", "payload": {"marker": str(marker)}},
+            headers=headers,
+            timeout=30,
+        )
+        assert response.status_code == 202, response.text
+        job_id = response.json()["jobId"]
+        job: dict[str, Any] = {}
+        for _ in range(120):
+            job = requests.get(f"{runtime.url}jobs/{job_id}", headers=headers, timeout=30).json()
+            if job["status"] in ("done", "dead"):
+                break
+            time.sleep(0.5)
+        # then: it ran twice (the marker), and only the run that finished counts as an attempt
+        assert marker.exists()
+        assert (job["status"], job["attempts"], job["result"]) == ("done", 1, {"attempt": 1}), job
+        assert [entry["outcome"] for entry in job["history"]] == ["done"], job
     finally:
         runtime.stop()

@@ -28,6 +28,7 @@ _PATTERNS: tuple[tuple[Resource, str], ...] = (
     ),
     (Resource.DELIVERIES_TABLE, r"Arn\(TablesDeliveriesTable\w+\)"),
     (Resource.WEBHOOK_SECRETS_TABLE, r"Arn\(TablesWebhookSecretsTable\w+\)"),
+    (Resource.LIMITS_TABLE, r"Arn\(TablesLimitsTable\w+\)"),
     (Resource.SCHEDULES_TABLE, r"Arn\(TablesSchedulesTable\w+\)"),
     (Resource.UPLOADS_BUCKET, r"Arn\(StorageUploadsBucket\w+\)"),
     (Resource.UPLOADED_FILES, r"Arn\(StorageUploadsBucket\w+\)/uploads/\*"),

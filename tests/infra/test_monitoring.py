@@ -196,6 +196,7 @@ def test_outputs(template: dict[str, Any]) -> None:
         "JobsTableName",
         "DeliveriesTableName",
         "WebhookSecretsTableName",
+        "LimitsTableName",
         "UploadsBucketName",
         "AlertsTopicArn",
         "WebhookSigningSecretArn",
@@ -216,6 +217,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert outputs["WebhookSecretsTableName"] == (
         f"Ref({logical_id(template, 'AWS::DynamoDB::Table', 'WebhookSecrets')})"
     )
+    assert outputs["LimitsTableName"] == f"Ref({logical_id(template, 'AWS::DynamoDB::Table', 'LimitsTable')})"
     assert outputs["UploadsBucketName"] == f"Ref({logical_id(template, 'AWS::S3::Bucket', 'UploadsBucket')})"
     assert outputs["AlertsTopicArn"] == f"Ref({only(template, 'AWS::SNS::Topic')[0]})"
     secret_id, _ = only(template, "AWS::SecretsManager::Secret")

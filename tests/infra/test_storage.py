@@ -28,7 +28,7 @@ def test_tables_are_on_demand_recoverable_encrypted_and_retained(cfn: Template) 
             },
         },
     )
-    assert len(tables) == 4
+    assert len(tables) == 5  # jobs, deliveries, webhook secrets, schedules, limits
 
 
 def test_deletion_protection_can_be_turned_off_for_development() -> None:
@@ -36,7 +36,7 @@ def test_deletion_protection_can_be_turned_off_for_development() -> None:
 
     template = synthesize({"deletionProtection": "false"})
     tables = resources(template, "AWS::DynamoDB::Table").values()
-    assert [t["Properties"]["DeletionProtectionEnabled"] for t in tables] == [False, False, False, False]
+    assert [t["Properties"]["DeletionProtectionEnabled"] for t in tables] == [False] * 5
 
 
 def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:

@@ -12,8 +12,10 @@ from lambdas import config
 from lambdas.jobs import registry
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
+from lambdas.store.limits import LimitStore
 from lambdas.store.schedules import ScheduleStore
 from local_runtime import s3_post_policy
+from local_runtime.fair_queues import serve_fairly
 from local_runtime.moto_main import serialise_item_operations
 from local_runtime.template import provision
 from tests.support.job_types import TEST_JOB_TYPES
@@ -35,6 +37,7 @@ def pipeline(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Itera
     # DynamoDB checks a condition and applies the write as one step; moto's backend does not serialise
     # threads, so concurrent claims in these tests would race where AWS never does.
     serialise_item_operations(monkeypatch.setattr)
+    serve_fairly(monkeypatch.setattr)  # SQS fair queues, as the local runtime serves them
     with mock_aws():
         # moto stores any form POST; S3 checks its policy first (the size limit, the owner).
         credentials = {os.environ["AWS_ACCESS_KEY_ID"]: os.environ["AWS_SECRET_ACCESS_KEY"]}
@@ -92,6 +95,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     rotation overlap), moved by the test instead of slept."""
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
+    monkeypatch.setattr(LimitStore, "now", lambda self: fake())
     monkeypatch.setattr(ScheduleStore, "now", lambda self: fake())
     monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake

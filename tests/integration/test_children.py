@@ -179,8 +179,8 @@ class _QuickWorker(JobQueue):
         super().__init__(url)
         self._store = store
 
-    def send(self, job_id: str, delay_seconds: int = 0) -> None:
-        super().send(job_id, delay_seconds)
+    def send(self, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
+        super().send(job_id, delay_seconds, group=group)
         self._store.complete(self._store.claim(job_id, 60), {"ok": True})
 
 

@@ -28,9 +28,9 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     calls: list[tuple[str, int]] = []
     original = JobQueue.send
 
-    def send(self: JobQueue, job_id: str, delay_seconds: int = 0) -> None:
+    def send(self: JobQueue, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
         calls.append((job_id, delay_seconds))
-        original(self, job_id, delay_seconds)
+        original(self, job_id, delay_seconds, group=group)
 
     monkeypatch.setattr(JobQueue, "send", send)
     return calls

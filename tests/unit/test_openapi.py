@@ -74,6 +74,7 @@ ROUTE_ERRORS = {
     ("post", "/uploads"): {"400"},
     ("get", "/webhook-secret"): {"400"},
     ("post", "/webhook-secret/rotate"): {"400", "409"},
+    ("get", "/limits"): set(),
     ("get", "/openapi.json"): set(),
 }
 

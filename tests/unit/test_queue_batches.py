@@ -28,7 +28,8 @@ def test_send_many_sends_batches_of_ten_and_returns_the_ids_sqs_refused() -> Non
     with Stubber(clients.client("sqs")) as stub:
         for batch, refused in zip(batches, [{"1"}, {"0"}], strict=True):
             entries = [
-                {"Id": str(i), "MessageBody": json.dumps({"jobId": job})} for i, job in enumerate(batch)
+                {"Id": str(i), "MessageBody": json.dumps({"jobId": job}), "MessageGroupId": "-"}
+                for i, job in enumerate(batch)
             ]
             stub.add_response(
                 "send_message_batch", _answer(entries, refused), {"QueueUrl": URL, "Entries": entries}

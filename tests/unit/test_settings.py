@@ -26,6 +26,7 @@ WORKER_ENVIRONMENT = {
     config.ENV_UPLOADS_BUCKET: "uploads",
     config.ENV_WEBHOOK_SECRET_ARN: "arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks",
     config.ENV_WEBHOOK_SECRETS_TABLE: "webhook-secrets",
+    config.ENV_LIMITS_TABLE: "limits",
     config.ENV_SENDER_EMAIL: "jobs@example.org",
 }
 
@@ -42,6 +43,7 @@ def test_a_missing_table_name_is_an_error_not_a_default() -> None:
         config.ENV_WEBHOOK_SECRET_ARN,
         config.ENV_DELIVERIES_TABLE,
         config.ENV_WEBHOOK_SECRETS_TABLE,
+        config.ENV_LIMITS_TABLE,
     ],
 )
 def test_the_worker_refuses_to_start_without_what_its_job_types_need(name: str) -> None:

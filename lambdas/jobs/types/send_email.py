@@ -19,7 +19,9 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lambdas import config
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.models.limits import Limit
 
 NAME = "send_email"
 MAX_RECIPIENTS = 50  # SES's limit per message
@@ -125,4 +127,11 @@ def _translate(error: ClientError) -> Exception:
     return RetryableJobError(f"SES {code or status}: {message}")
 
 
-JOB_TYPE = JobType(name=NAME, payload_model=SendEmailPayload, run=run)
+# SES's account sending rate is a hard quota (14/s for a new production account): at most that many
+# sends a second, whatever the backlog (CDK context sesPerSecond sets the account's own).
+JOB_TYPE = JobType(
+    name=NAME,
+    payload_model=SendEmailPayload,
+    run=run,
+    limits=Limit(per_second=config.SES_PER_SECOND),
+)

@@ -8,6 +8,8 @@ includes who submitted the event. How the response is read:
 
 - 2xx: delivered;
 - 410 Gone: the endpoint was removed; dead at once, no retries;
+- 429 or 503 with `Retry-After`: the receiver asked for a pause: every delivery to its host waits until
+  then (`RetryLater(pause=True)`), spending no attempt;
 - 408, 429, 5xx, timeouts and connection errors: retried with backoff, no sooner than `Retry-After`;
 - anything else (other 4xx, 3xx since redirects are not followed, 1xx): dead at once.
 
@@ -33,9 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas import config
 from lambdas.jobs import ssrf, webhook_signing
-from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError, RetryLater
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job
+from lambdas.models.limits import Limit
 from lambdas.models.settings import WebhookPolicySettings, forget_on_reset
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
@@ -51,6 +54,8 @@ _DELIVERY_NAMESPACE = uuid.UUID("2d6b4c8e-95f1-4c3a-b1f0-7a3e5d9c0b42")
 _RESERVED_MS = 5_000
 # Fan-outs whose event body is kept per process (a worker batch usually holds several of their children).
 _EVENT_CACHE_SIZE = 16
+# Answers whose Retry-After is back-pressure (the host is overloaded or rate-limiting), not one failure.
+_BACK_PRESSURE = (429, 503)
 
 
 class HttpVerdict(StrEnum):
@@ -193,9 +198,12 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
     if verdict is HttpVerdict.GONE:
         raise PermanentJobError(f"endpoint is gone ({description}); not retrying")
     if verdict is HttpVerdict.RETRY:
-        raise RetryableJobError(
-            f"delivery failed: {description}", retry_after=parse_retry_after(outcome.retry_after)
-        )
+        retry_after = parse_retry_after(outcome.retry_after)
+        if outcome.status in _BACK_PRESSURE and retry_after:
+            raise RetryLater(
+                retry_after, reason=f"{description} with Retry-After: its host is paused", pause=True
+            )
+        raise RetryableJobError(f"delivery failed: {description}", retry_after=retry_after)
     raise PermanentJobError(f"endpoint refused the delivery: {description}")
 
 
@@ -297,4 +305,6 @@ JOB_TYPE = JobType(
     payload_model=WebhookDeliveryPayload,
     run=run,
     public=False,
+    # A receiver sees at most this many deliveries at once (CDK context webhookHostConcurrency).
+    limits=Limit(concurrency=config.WEBHOOK_HOST_CONCURRENCY, key="host"),
 )

@@ -8,7 +8,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from lambdas.jobs import ssrf, webhook_http
-from lambdas.jobs.base import PermanentJobError, RetryableJobError
+from lambdas.jobs.base import PermanentJobError, RetryableJobError, RetryLater
 from lambdas.jobs.types import webhook_delivery
 from lambdas.jobs.types.webhook_delivery import WebhookDeliveryPayload, delivery_id
 from lambdas.models.job import NewJob
@@ -108,12 +108,25 @@ def test_other_client_errors_are_permanent(stack, fanout, receiver, status):
         deliver(fanout, "ep-1", receiver.url("/bad"))
 
 
-@pytest.mark.parametrize("status", [429, 500, 502, 503])
+@pytest.mark.parametrize("status", [500, 502])
 def test_retry_after_is_honoured(stack, fanout, receiver, status):
     receiver.script("/later", Reply(status, headers={"Retry-After": "120"}))
     with pytest.raises(RetryableJobError) as raised:
         deliver(fanout, "ep-1", receiver.url("/later"))
     assert raised.value.retry_after == 120
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_back_pressure_with_retry_after_pauses_the_host_without_spending_an_attempt(
+    stack, fanout, receiver, status
+):
+    """Seen to fail with `run`'s `if outcome.status in _BACK_PRESSURE and retry_after:` as `if False:`."""
+    receiver.script("/busy", Reply(status, headers={"Retry-After": "120"}))
+    with pytest.raises(RetryLater) as raised:
+        deliver(fanout, "ep-1", receiver.url("/busy"))
+    assert (raised.value.seconds, raised.value.pause) == (120, True)
+    [entry] = log_of(stack, fanout)
+    assert entry.http_status == status
 
 
 def test_last_attempt_is_logged_as_failed(stack, fanout, receiver):

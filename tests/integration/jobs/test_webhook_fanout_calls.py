@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from botocore.client import BaseClient
 
+from lambdas import config
 from lambdas.handlers import worker
 from lambdas.store.deliveries import DeliveryLog
 from local_runtime.context import LambdaContext
@@ -23,12 +24,21 @@ _DRIVER = {"ReceiveMessage", "DeleteMessage", "DeleteMessageBatch"}
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+def limit_calls() -> Counter[str]:
+    """The calls on the limits table (each delivery's start under its host's limit), counted apart."""
+    return Counter()
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch, stack: Any, limit_calls: Counter[str]) -> Counter[str]:
     counted: Counter[str] = Counter()
     make_call = BaseClient._make_api_call
+    limits_table = stack.pipeline.env[config.ENV_LIMITS_TABLE]
 
     def counting(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
-        if operation not in _DRIVER:
+        if params.get("TableName") == limits_table:
+            limit_calls[operation] += 1
+        elif operation not in _DRIVER:
             counted[operation] += 1
         return make_call(self, operation, params)
 
@@ -42,7 +52,7 @@ def _run_worker(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_finishes_the_parent(
-    stack, receiver, calls: Counter[str]
+    stack, receiver, calls: Counter[str], limit_calls: Counter[str]
 ) -> None:
     """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
     `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
@@ -75,6 +85,14 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
         "PutItem": 1,
         "TransactWriteItems": ENDPOINTS + 1,
     }
+
+    # the host's limit: a start and a release each; the key's first use is a PutItem, and the batch's
+    # threads that lose that race read the item and write over it once
+    assert limit_calls["UpdateItem"] >= 2 * ENDPOINTS
+    assert (
+        limit_calls["UpdateItem"] + limit_calls["PutItem"] + limit_calls["GetItem"]
+        <= 2 * ENDPOINTS + 3 * (ENDPOINTS - 1) + 1
+    )
 
     fanout = pipeline.job(fanout_id)
     assert fanout["status"] == "done"

@@ -56,7 +56,7 @@ def test_queues_match_the_template(template: dict[str, Any], provisioned: Provis
 def test_tables_match_the_template(template: dict[str, Any], provisioned: Provisioned) -> None:
     dynamodb = boto3.client("dynamodb")
     tables = _of_type(template, "AWS::DynamoDB::Table")
-    assert len(tables) == 4  # jobs, deliveries, webhook secrets, schedules
+    assert len(tables) == 5  # jobs, deliveries, webhook secrets, schedules, limits
     for logical_id, props in tables.items():
         name = provisioned.resources[logical_id].ref
         created = dynamodb.describe_table(TableName=name)["Table"]

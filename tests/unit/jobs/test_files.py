@@ -200,7 +200,7 @@ def test_one_budget_per_process():
 def test_nothing_is_decoded_before_the_memory_is_reserved(monkeypatch):
     """Seen to fail against `_thumbnails` reading the EXIF orientation before `budget.reserve` (a
     PNG's getexif loads every pixel to look for an eXIf chunk: four 81 Mpx PNGs peaked at 1,586 MB
-    instead of 661 MB in bench/limits.py)."""
+    instead of 661 MB in bench/batch_limits.py)."""
     from PIL import PngImagePlugin
 
     loads: list[tuple[int, int]] = []

@@ -22,6 +22,7 @@ API_ENVIRONMENT = {
     config.ENV_DLQ_URL: "dlq",
     config.ENV_DELIVERIES_TABLE: "deliveries",
     config.ENV_WEBHOOK_SECRETS_TABLE: "webhook-secrets",
+    config.ENV_LIMITS_TABLE: "limits",
     config.ENV_SCHEDULES_TABLE: "schedules",
     config.ENV_WEBHOOK_SECRET_ARN: "arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks",
 }

@@ -1,6 +1,7 @@
-// The overview: counts per status and type, both queues, and jobs finished per minute (GET /stats).
+// The overview: counts per status and type, both queues, and jobs finished per minute (GET /stats);
+// for the operator, each flow-control limit and its keys in use (GET /limits).
 
-import { call, describe, every } from './api.js';
+import { ApiError, call, describe, every } from './api.js';
 import { finishedChart } from './chart.js';
 import { STATES, el, formatAge, formatCount, formatNumber, replace, stateLine, table } from './dom.js';
 
@@ -54,10 +55,48 @@ function queues(queue, deadLetters) {
   return el('dl', { class: 'facts' }, ...depths, fact('Oldest pending job', formatAge(queue.oldestPendingAgeSeconds)), ...dead);
 }
 
+function rule(limit) {
+  const parts = [['concurrency', 'at once'], ['perSecond', '/s'], ['burst', 'burst']]
+    .filter(([name]) => limit[name] != null)
+    .map(([name, unit]) => `${limit[name]} ${unit}`);
+  return `${parts.join(', ')}${limit.key ? ` per ${limit.key}` : ''}`;
+}
+
+// Every value is text (el sets textContent): keys name clients and hosts, never markup.
+function limitsTable(limits) {
+  if (!limits.length) return stateLine('empty', 'No job type is limited.');
+  const rows = limits.flatMap((limit) => [
+    el('tr', {}, el('th', { scope: 'row' }, limit.type), el('td', { colspan: '4' }, rule(limit))),
+    ...limit.keys.map((key) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, key.key),
+        el('td', { class: 'number' }, formatNumber(key.running)),
+        el('td', { class: 'number' }, key.tokens == null ? '–' : String(key.tokens)),
+        el('td', {}, key.pausedUntil ? `paused until ${key.pausedUntil}` : ''),
+        el('td', { class: 'number' }, formatNumber(key.waiting)),
+      ),
+    ),
+  ]);
+  return table('Limits', [['Type / key'], ['Running', 'number'], ['Tokens', 'number'], ['Pause'], ['Waiting', 'number']], rows);
+}
+
+// The operator's key only: a client's key is answered 403, and the section is left out; any other
+// failure leaves it out too rather than the whole overview (the next refresh tries again).
+async function limitsOf() {
+  try {
+    return (await call('limits')).limits;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 403)) console.warn('GET /limits failed', error);
+    return null;
+  }
+}
+
 const anyMore = (stats) =>
   [stats.statuses, stats.types].some((tallies) => Object.values(tallies || {}).some((tally) => tally.more));
 
-function render(body, stats) {
+function render(body, stats, limits) {
   replace(
     body,
     el('section', { 'aria-labelledby': 'by-status' }, el('h2', { id: 'by-status' }, 'Jobs by status'), statusCards(stats.statuses || {})),
@@ -75,6 +114,7 @@ function render(body, stats) {
       finishedChart(stats.finishedPerMinute),
       stats.more ? el('p', { class: 'muted' }, 'More jobs finished than the API counted: the chart shows the first it found.') : null,
     ),
+    limits == null ? null : el('section', { 'aria-labelledby': 'limits' }, el('h2', { id: 'limits' }, 'Limits'), limitsTable(limits)),
   );
 }
 
@@ -86,7 +126,8 @@ export function overviewView(main) {
   let loaded = false;
   return every(REFRESH_MS, async () => {
     try {
-      render(body, await call('stats'));
+      const [stats, limits] = await Promise.all([call('stats'), limitsOf()]);
+      render(body, stats, limits);
       loaded = true;
       replace(notice);
     } catch (error) {

@@ -1,0 +1,179 @@
+"""Flow control in the worker: which limit a job runs under, its key, and taking and giving back its start.
+
+A job type's limit is what it declares (`JobType.limits`), overridden field by field by the stack's
+`jobLimits` (WorkerSettings.job_limits, from CDK context). Built in: `send_email` at `perSecond`
+SES_PER_SECOND, `webhook_delivery` at `concurrency` WEBHOOK_HOST_CONCURRENCY per `host`.
+
+The key of a job: none (`*`, the whole type), its `owner` (a child's owner is its parent's), the `host`
+of its payload's `url` (host and port, lower case), or `payload.<field>` (the field as text; a job
+without the field shares the key `-`). Keys longer than MAX_KEY_CHARS are cut.
+
+A job admitted holds its start (and slot) until its attempt's outcome is written; the worker then
+releases the slot. A refused job waits (`Worker._defer`): it spends no attempt and is never redriven.
+"""
+
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobType
+from lambdas.lifecycle.errors import ForbiddenError
+from lambdas.models.caller import Caller
+from lambdas.models.job import Job
+from lambdas.models.limits import (
+    MAX_KEY_CHARS,
+    WHOLE_TYPE,
+    Limit,
+    LimitKeyView,
+    LimitKind,
+    LimitsView,
+    LimitView,
+    WaitingFor,
+)
+from lambdas.models.settings import LimitsSettings
+from lambdas.models.timestamps import iso_time
+from lambdas.observability import logger
+from lambdas.store.limits import LimitState, LimitStore, Refused
+
+MISSING_FIELD = "-"
+
+
+def limit_of(job_type: JobType[Any], overrides: dict[str, dict[str, Any]]) -> Limit | None:
+    """The limit jobs of `job_type` run under on this stack; None when they run unlimited."""
+    declared = job_type.limits or Limit()
+    fields = overrides.get(job_type.name)
+    limit = declared.overridden(fields) if fields else declared
+    return limit if limit.active else None
+
+
+def key_of(limit: Limit, job: Job) -> str:
+    """Which of the limit's keys `job` counts against."""
+    if not limit.key:
+        return WHOLE_TYPE
+    if limit.key == "owner":
+        value = job.owner or MISSING_FIELD
+    elif limit.key == "host":
+        value = _host(job.payload.get("url"))
+    else:
+        field = job.payload.get(limit.key.removeprefix("payload."))
+        value = MISSING_FIELD if field is None else str(field)
+    return value[:MAX_KEY_CHARS] or MISSING_FIELD
+
+
+def _host(url: Any) -> str:
+    if not isinstance(url, str):
+        return MISSING_FIELD
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        return f"{host}:{parts.port}" if parts.port else host or MISSING_FIELD
+    except ValueError:
+        return MISSING_FIELD
+
+
+@dataclass
+class Admission:
+    """A job's admission under its limit (or none): what the worker gives back when the attempt ends."""
+
+    limits: "Limits"
+    job: Job
+    name: str | None = None
+    key: str | None = None
+    limit: Limit | None = None
+    refused: WaitingFor | None = None
+    started: float = 0.0
+
+    def release(self) -> None:
+        if self.name is None or self.limit is None or self.limit.concurrency is None or self.refused:
+            return
+        ran_ms = (time.monotonic() - self.started) * 1000
+        try:
+            self.limits.store.release(
+                self.name, self.key or WHOLE_TYPE, self.job.job_id, self.job.attempts, ran_ms
+            )
+        except Exception:  # the slot comes back when its lease expires
+            logger.exception("could not release a limit slot; it returns when its lease expires")
+
+
+class Limits:
+    def __init__(self, settings: LimitsSettings, store: LimitStore, lease_seconds: int) -> None:
+        self._overrides = settings.job_limits
+        self.store = store
+        self._lease = lease_seconds
+
+    def admit(self, job: Job, job_type: JobType[Any]) -> Admission:
+        limit = limit_of(job_type, self._overrides)
+        if limit is None:
+            return Admission(self, job)
+        key = key_of(limit, job)
+        answer = self.store.acquire(job_type.name, key, limit, job.job_id, job.attempts, self._lease)
+        admission = Admission(self, job, job_type.name, key, limit, started=time.monotonic())
+        if isinstance(answer, Refused):
+            admission.refused = WaitingFor(answer.kind, key, answer.until, _why(answer, limit))
+        return admission
+
+    def pause(self, job: Job, job_type: JobType[Any], until: float) -> str | None:
+        """Hold every job of this job's key until `until` (a receiver's Retry-After); the key, or None
+        when the type has no limit (then only this job waits)."""
+        limit = limit_of(job_type, self._overrides)
+        if limit is None:
+            return None
+        key = key_of(limit, job)
+        self.store.pause(job_type.name, key, until)
+        return key
+
+    def states(self, job_types: list[JobType[Any]]) -> list[tuple[str, Limit, list[LimitState]]]:
+        """Each limited type's limit and its keys in use (GET /limits)."""
+        listed = []
+        for job_type in job_types:
+            limit = limit_of(job_type, self._overrides)
+            if limit is not None:
+                listed.append((job_type.name, limit, list(self.store.states(job_type.name, limit))))
+        return listed
+
+
+def limits_report(limits: Limits, caller: Caller) -> LimitsView:
+    """GET /limits: every limited job type's limit and its keys in use (the operator's view only: keys
+    name clients and their hosts)."""
+    if not caller.operator:
+        raise ForbiddenError("only the operator's key reads the limits")
+    job_types = [t for t in map(_loaded, registry.names()) if t is not None]
+    return LimitsView(
+        limits=[
+            LimitView(
+                type=name,
+                concurrency=limit.concurrency,
+                per_second=limit.per_second,
+                burst=limit.burst,
+                key=limit.key,
+                keys=[
+                    LimitKeyView(
+                        key=state.key,
+                        running=state.running,
+                        tokens=state.tokens,
+                        paused_until=iso_time(state.paused_until) if state.paused_until else None,
+                        waiting=state.waiting,
+                    )
+                    for state in states
+                ],
+            )
+            for name, limit, states in limits.states(job_types)
+        ]
+    )
+
+
+def _loaded(name: str) -> JobType[Any] | None:
+    try:
+        return registry.get(name)
+    except registry.NotRegisteredError:  # a helper module registered by name that defines no type
+        return None
+
+
+def _why(refused: Refused, limit: Limit) -> str:
+    if refused.kind is LimitKind.CONCURRENCY:
+        return f"all {limit.concurrency} slots of its limit are taken"
+    if refused.kind is LimitKind.PER_SECOND:
+        return f"its limit of {limit.per_second:g}/s (burst {limit.bucket}) is used up"
+    return "its key is paused: a receiver asked to be called later (Retry-After)"

@@ -1,0 +1,314 @@
+"""Flow control: limits per job type, and waiting that spends no attempt and never reaches the DLQ.
+
+The limit store's rules are driven on the limits table the template declares (moto in-process), time
+moved by the `clock` fixture. The worker's rules go through the pipeline: a job over its limit, or one
+that raises RetryLater, stays `pending`, says why in `waitingFor`, and waits in a fresh message (its
+receive count starts again at 1, so SQS never redrives it). Delayed messages become visible when a
+test says time has passed (`_delays_pass`, moto's own delay clock set back).
+"""
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from moto.core.utils import unix_time_millis
+from moto.sqs.models import sqs_backends
+from pydantic import BaseModel, ConfigDict
+
+from lambdas import config
+from lambdas.jobs import registry
+from lambdas.jobs.base import JobContext, JobType, RetryLater
+from lambdas.models.limits import Limit, LimitKind
+from lambdas.store.limits import Admitted, LimitStore, Refused
+from tests.support.pipeline import Pipeline
+from tests.support.stores import Clock
+
+LEASE = 60
+
+
+@pytest.fixture
+def limits(pipeline: Pipeline, clock: Clock) -> LimitStore:
+    return LimitStore(pipeline.env[config.ENV_LIMITS_TABLE])
+
+
+def _acquire(
+    store: LimitStore, limit: Limit, job: str, attempt: int = 1, key: str = "*"
+) -> Admitted | Refused:
+    return store.acquire("t", key, limit, job, attempt, LEASE)
+
+
+# --- the limit store ---------------------------------------------------------------------------------
+
+
+def test_concurrency_admits_up_to_its_slots_and_a_release_frees_one(limits: LimitStore) -> None:
+    """Seen to fail with `size(holders) < :n` as `<=` in `_fast_acquire` (a third job ran)."""
+    limit = Limit(concurrency=2)
+    assert isinstance(_acquire(limits, limit, "a"), Admitted)
+    assert isinstance(_acquire(limits, limit, "b"), Admitted)
+    refused = _acquire(limits, limit, "c")
+    assert isinstance(refused, Refused)
+    assert refused.kind is LimitKind.CONCURRENCY
+    # the wait is chosen from the item: never past the earliest lease expiry, never a busy loop
+    assert limits.now() + 1 <= refused.until <= limits.now() + LEASE
+    assert limits.release("t", "*", "a", 1, ran_ms=10)
+    assert isinstance(_acquire(limits, limit, "c"), Admitted)
+    (state,) = limits.states("t", limit)
+    assert (state.running, state.waiting) == (2, 0)
+
+
+def test_a_crashed_holders_slot_comes_back_when_its_lease_expires(limits: LimitStore, clock: Clock) -> None:
+    """Seen to fail with `_refusal`'s `if j != job_id and float(h["x"]) > now_ms` as `if j != job_id`
+    (the dead holder kept its slot for ever)."""
+    limit = Limit(concurrency=1)
+    assert isinstance(_acquire(limits, limit, "crashed"), Admitted)
+    assert isinstance(_acquire(limits, limit, "next"), Refused)
+    clock.advance(LEASE + 1)
+    assert isinstance(_acquire(limits, limit, "next"), Admitted)
+    assert [s.running for s in limits.states("t", limit)] == [1]
+
+
+def test_a_stale_attempt_cannot_release_the_slot_of_a_newer_attempt(limits: LimitStore, clock: Clock) -> None:
+    """Seen to fail with `release`'s condition `holders.#j.a = :attempt` as `attribute_exists(holders.#j)`."""
+    limit = Limit(concurrency=1)
+    assert isinstance(_acquire(limits, limit, "job", attempt=1), Admitted)
+    clock.advance(LEASE + 1)  # attempt 1's worker is gone; attempt 2 of the same job takes the slot over
+    assert isinstance(_acquire(limits, limit, "job", attempt=2), Admitted)
+    assert limits.release("t", "*", "job", 1, ran_ms=5) is False  # attempt 1 comes back late
+    assert isinstance(_acquire(limits, limit, "other"), Refused)  # attempt 2 still holds it
+    assert limits.release("t", "*", "job", 2, ran_ms=5) is True
+    assert isinstance(_acquire(limits, limit, "other"), Admitted)
+
+
+def test_per_second_allows_its_burst_then_one_start_per_interval(limits: LimitStore, clock: Clock) -> None:
+    """Over 3 simulated seconds of one start attempt every 10 ms, starts in any 1 s window never exceed
+    perSecond + burst. Seen to fail with the busy case's `tat <= :allow` as `tat <= :allow + :t`
+    (a fourth start at once)."""
+    limit = Limit(per_second=5, burst=3)
+    started: list[float] = []
+    for step in range(300):
+        if isinstance(_acquire(limits, limit, f"j{step}"), Admitted):
+            started.append(clock())
+        clock.advance(0.01)
+    assert len(started) >= 3 + 5 * 2  # the burst, then perSecond
+    for first in started:
+        assert sum(1 for t in started if first <= t < first + 1) <= 5 + 3
+    # a refused start is told when the next token comes
+    while isinstance(refused := _acquire(limits, limit, "late"), Admitted):
+        pass
+    assert refused.kind is LimitKind.PER_SECOND
+    assert refused.until <= clock() + 1 / 5 + 0.01
+
+
+def test_keys_are_separate_limits(limits: LimitStore) -> None:
+    limit = Limit(concurrency=1, key="owner")
+    assert isinstance(_acquire(limits, limit, "a", key="alpha"), Admitted)
+    assert isinstance(_acquire(limits, limit, "b", key="beta"), Admitted)
+    assert isinstance(_acquire(limits, limit, "c", key="alpha"), Refused)
+
+
+def test_a_pause_holds_every_start_of_its_key_until_it_ends(limits: LimitStore, clock: Clock) -> None:
+    """Seen to fail with the fast path's `pausedUntil <= :now` condition dropped (and `_refusal` then
+    reached only on other failures)."""
+    limit = Limit(concurrency=10, key="host")
+    assert isinstance(_acquire(limits, limit, "a", key="h:1"), Admitted)
+    limits.pause("t", "h:1", clock() + 30)
+    refused = _acquire(limits, limit, "b", key="h:1")
+    assert isinstance(refused, Refused)
+    assert refused.kind is LimitKind.PAUSED
+    assert refused.until == pytest.approx(clock() + 30, abs=0.01)
+    assert isinstance(_acquire(limits, limit, "c", key="h:2"), Admitted)  # another host is not paused
+    clock.advance(31)
+    assert isinstance(_acquire(limits, limit, "b", key="h:1"), Admitted)
+
+
+# --- the worker: waiting spends no attempt and never redrives ---------------------------------------
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    customer: str = "c1"
+    later: float = 0
+    times: int = 0
+
+
+runs: list[str] = []
+
+
+def _run(payload: _Payload, context: JobContext) -> dict[str, Any]:
+    runs.append(context.job_id)
+    if sum(1 for r in runs if r == context.job_id) <= payload.times:
+        raise RetryLater(payload.later, reason="partner asked for later")
+    return {"attempt": context.attempt}
+
+
+@pytest.fixture
+def limited(monkeypatch: pytest.MonkeyPatch, clock: Clock) -> None:
+    runs.clear()
+    registry.register(
+        JobType("test_limited", _Payload, _run, limits=Limit(concurrency=1, key="payload.customer"))
+    )
+
+
+def _delays_pass(pipeline: Pipeline) -> None:
+    """Time passes for SQS: every delayed message of the main queue is due now."""
+    for queue in sqs_backends["123456789012"]["us-east-1"].queues.values():
+        for message in queue._messages:
+            message.delayed_until = 0
+
+
+def _delays(pipeline: Pipeline) -> list[int]:
+    """The DelaySeconds (rounded) of each message on the main queue still delayed."""
+    name = pipeline.queue_url.rsplit("/", 1)[1]
+    queue = sqs_backends["123456789012"]["us-east-1"].queues[name]
+    now = unix_time_millis()
+    return [round((m.delayed_until - now) / 1000) for m in queue._messages if m.delayed]
+
+
+def _hold_slot(pipeline: Pipeline, customer: str = "c1") -> None:
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).acquire(
+        "test_limited", customer, Limit(concurrency=1, key="payload.customer"), "someone-else", 1, 3600
+    )
+
+
+def test_a_job_over_its_limit_waits_pending_without_spending_an_attempt(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Seen to fail with `Worker._run`'s `if admission.refused is not None: return self._defer(...)`
+    removed (the job ran over the limit), and with `JobStore.defer`'s `add={"attempts": -1, ...}` as
+    `add={WAITED_SECONDS: seconds}` (each wait spent an attempt)."""
+    _hold_slot(pipeline)
+    job_id = pipeline.submit("test_limited", {"customer": "c1"}, maxAttempts=2)
+    for _ in range(5):  # more waits than maxAttempts
+        assert pipeline.run_worker() == {"batchItemFailures": []}
+        _delays_pass(pipeline)
+    job = pipeline.job(job_id)
+    assert runs == []
+    assert (job["status"], job["attempts"]) == ("pending", 0)
+    assert job["waitingFor"]["limit"] == "concurrency"
+    assert job["waitingFor"]["key"] == "c1"
+    assert job["waitingFor"]["retryAt"] > job["statusAt"]  # chosen from the limit's state: later, not now
+    assert job["history"] == []  # it never ran
+
+
+def test_however_long_a_job_waits_its_message_never_counts_towards_the_redrive(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """maxReceiveCount (15) + 5 waits: each wait is a fresh message (receive count 1), so SQS never
+    moves the job to the DLQ; then the slot frees and the job runs once. Seen to fail with `_defer`
+    putting the message back with ChangeMessageVisibility instead of sending a fresh one (the receive
+    count rose past 1)."""
+    _hold_slot(pipeline)
+    job_id = pipeline.submit("test_limited", {"customer": "c1"})
+    for _ in range(20):
+        records = pipeline.receive(pipeline.queue_url)
+        assert len(records) == 1
+        assert records[0]["attributes"]["ApproximateReceiveCount"] == "1"
+        pipeline.deliver(pipeline.queue_url, records, _worker(), "worker")
+        _delays_pass(pipeline)
+    assert pipeline.visible(pipeline.dlq_url) == 0
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release("test_limited", "c1", "someone-else", 1, 1)
+    clock.advance(3600)
+    pipeline.drain()
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"], runs) == ("done", 1, [job_id])
+    assert job.get("waitingFor") is None
+
+
+def _worker() -> Any:
+    from lambdas.handlers import worker
+
+    return worker.handler
+
+
+def test_retry_later_waits_without_spending_an_attempt_then_runs(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Seen to fail with the worker's `except RetryLater` clause removed (each RetryLater spent an
+    attempt, and the job died after maxAttempts)."""
+    job_id = pipeline.submit("test_limited", {"customer": "c2", "later": 30, "times": 4}, maxAttempts=2)
+    for _ in range(4):
+        assert pipeline.run_worker() == {"batchItemFailures": []}
+        assert _delays(pipeline) == [30]
+        job = pipeline.job(job_id)
+        assert (job["status"], job["waitingFor"]["limit"]) == ("pending", "retryLater")
+        assert job["waitingFor"]["reason"] == "partner asked for later"
+        clock.advance(30)
+        _delays_pass(pipeline)
+    pipeline.drain()
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"], len(runs)) == ("done", 1, 5)
+
+
+def test_a_wait_longer_than_sqs_delays_is_a_chain_of_messages_that_does_not_run_the_job(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """An hour's wait: one message of 900 s after another; the links do not run the job. Seen to fail
+    with `process`'s `if waiting is not None and waiting.until > ...` check removed (the job ran again
+    after 900 s instead of an hour)."""
+    job_id = pipeline.submit("test_limited", {"customer": "c3", "later": 3600, "times": 1})
+    pipeline.run_worker()
+    assert _delays(pipeline) == [900]
+    for expected in (900, 900, 900):
+        clock.advance(900)
+        _delays_pass(pipeline)
+        pipeline.run_worker()
+        assert len(runs) == 1
+        assert _delays(pipeline) == [expected]
+    clock.advance(900)
+    _delays_pass(pipeline)
+    pipeline.drain()
+    job = pipeline.job(job_id)
+    assert (job["status"], len(runs)) == ("done", 2)
+
+
+def test_a_job_that_waits_longer_than_the_bound_in_all_is_dead_saying_why(
+    pipeline: Pipeline, limited: None, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen to fail with `_defer`'s bound check removed (the job waited on for ever)."""
+    monkeypatch.setenv(config.ENV_LIMIT_MAX_WAIT_SECONDS, "100")
+    from lambdas.models import settings
+
+    settings.reset()
+    job_id = pipeline.submit("test_limited", {"customer": "c4", "later": 60, "times": 5})
+    pipeline.run_worker()  # waits 60 s: 60 in all
+    clock.advance(60)
+    _delays_pass(pipeline)
+    pipeline.drain()  # a second 60 s would make 120 > 100: dead
+    job = pipeline.job(job_id)
+    assert job["status"] == "dead"
+    assert "waited 60 s in all (retryLater)" in job["lastError"]
+    assert "LIMIT_MAX_WAIT_SECONDS" in job["lastError"]
+    assert len(pipeline.alerts()) == 1
+
+
+@pytest.mark.usefixtures("test_types")
+def test_every_message_carries_its_owner_as_message_group(pipeline: Pipeline) -> None:
+    """Fair queues: SQS serves message groups fairly only when each message names one. Seen to fail with
+    `JobQueue.send`'s `MessageGroupId=message_group(group)` removed."""
+    pipeline.submit("test_echo", {}, api_key_id="alpha-key")
+    (message,) = boto3.client("sqs").receive_message(
+        QueueUrl=pipeline.queue_url, MessageSystemAttributeNames=["All"]
+    )["Messages"]
+    assert message["Attributes"]["MessageGroupId"] == "alpha-key"
+    assert json.loads(message["Body"])
+
+
+def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_client(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Seen to fail with `limits_report`'s `if not caller.operator:` as `if False:` (a client read every
+    client's keys: 200, not 403)."""
+    _hold_slot(pipeline, "c9")
+    pipeline.submit("test_limited", {"customer": "c9"})
+    pipeline.run_worker()  # refused: listed as waiting
+    operator = pipeline.request("GET", "/limits", api_key_id=pipeline.env[config.ENV_OPERATOR_KEY_ID])
+    assert operator.status == 200
+    by_type = {limit["type"]: limit for limit in operator.body["limits"]}
+    assert by_type["send_email"]["perSecond"] == config.SES_PER_SECOND
+    assert (by_type["webhook_delivery"]["concurrency"], by_type["webhook_delivery"]["key"]) == (10, "host")
+    assert by_type["test_limited"]["keys"] == [
+        {"key": "c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
+    ]
+    client = pipeline.request("GET", "/limits")
+    assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
