@@ -133,6 +133,15 @@ class JobTypeCatalog:
         wanted = set(names)
         return tuple(sorted({s for t in self.types if t.name in wanted for s in t.secrets}))
 
+    def check_limited(self, limited: Iterable[str]) -> None:
+        """`jobLimits` may name any type the stack runs, a package's included, and no other."""
+        known = {t.name for t in self.types}
+        unknown = sorted(set(limited) - known)
+        if unknown:
+            raise JobTypesError(
+                f"jobLimits: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(known))})"
+            )
+
     @classmethod
     def from_context(cls, node: Node) -> "JobTypeCatalog":
         return cls.load(

@@ -147,6 +147,18 @@ def test_a_type_the_stack_cannot_run_fails_the_synth_with_its_name(
         synthesize({"jobPackages": str(package), "jobSettings": json.dumps(settings)})
 
 
+def test_job_limits_may_name_a_packages_type_and_no_unknown_one(crm_package: Path) -> None:
+    """Seen to fail with the catalog's check skipped (an unknown type synthesized) and with the old
+    check against the built-in types only (sync_crm refused)."""
+    limits = {"sync_crm": {"concurrency": 2, "key": "owner"}}
+    context = {"jobPackages": str(crm_package), "jobSettings": json.dumps(CRM_SETTINGS)}
+    template = synthesize({**context, "jobLimits": json.dumps(limits)})
+    env = _crm_worker(template)[1]["Properties"]["Environment"]["Variables"]
+    assert json.loads(env[config.ENV_JOB_LIMITS])["sync_crm"] == limits["sync_crm"]
+    with pytest.raises(JobTypesError, match="jobLimits: no job type 'no_such_type'"):
+        synthesize({**context, "jobLimits": json.dumps({"no_such_type": {"concurrency": 1}})})
+
+
 def test_an_installed_distribution_is_found_by_its_entry_point(tmp_path: Path, monkeypatch) -> None:
     """A distribution naming its package in the `offload.job_types` group is found without context, and
     its requirements are its Requires-Dist. Seen to fail with `_entry_point_packages` left out."""

@@ -37,7 +37,6 @@ def test_the_builtin_limits_are_context_keys_and_job_limits_override_them() -> N
 @pytest.mark.parametrize(
     ("job_limits", "complaint"),
     [
-        ({"no_such_type": {"concurrency": 1}}, "no job type 'no_such_type'"),
         ({"send_email": {"concurency": 1}}, "jobLimits.send_email"),
         ({"send_email": {"concurrency": 0}}, "jobLimits.send_email"),
         ({"send_email": {"key": "payload."}}, "jobLimits.send_email"),
