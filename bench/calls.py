@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,9 +51,14 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
+def receiver() -> AbstractContextManager[str]:
+    return serving(_Receiver)
+
+
 @contextmanager
-def receiver() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A loopback HTTP server answering with `handler`, for as long as the block runs; yields its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -24,16 +24,14 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from pydantic import BaseModel
 
 from bench import jobs
-from bench.calls import _counted_run, _drive, _figure
+from bench.calls import _counted_run, _drive, _figure, serving
 from bench.report import Figure
 from bench.stack import API, WORKER, CallLog, Stack, api_event, context, reset_handlers
 from lambdas import config
@@ -75,17 +73,6 @@ class _Receiver(BaseHTTPRequestHandler):
 
     def log_message(self, *_args: Any) -> None:
         pass
-
-
-@contextmanager
-def _receiver() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _limits(overrides: dict[str, dict[str, Any]]) -> None:
@@ -155,7 +142,7 @@ def measure(stack: Stack) -> list[Figure]:
     figures = [_figure("AWS calls per plain job, limited", calls, PLAIN_JOBS, 6)]
 
     _limits({"webhook_delivery": {"concurrency": HOST_LIMIT}})
-    with _receiver() as url:
+    with serving(_Receiver) as url:
         endpoints = [{"id": f"ep{i}", "url": f"{url}/hook/{i}"} for i in range(DELIVERIES)]
         body = {"type": "webhook_fanout", "payload": {"eventType": "e", "data": {}, "endpoints": endpoints}}
         (fan_out,) = _run(stack, [body])
