@@ -94,9 +94,21 @@ def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_m
     assert not any(name.startswith("aws_lambda_powertools.utilities.data_classes.") for name in loaded)
 
 
-@pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
-def test_dead_letter_and_recovery_load_pydantic_with_their_settings_on_their_first_call(handler: str) -> None:
+@pytest.mark.parametrize(
+    "handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery", "lambdas.handlers.schedules"]
+)
+def test_dead_letter_recovery_and_schedules_load_pydantic_with_their_settings_on_their_first_call(
+    handler: str,
+) -> None:
+    """Seen to fail for schedules with `settings` imported at its module's top again."""
     assert "pydantic" not in modules_after_import(handler)
+
+
+def test_the_schedules_function_never_loads_the_apis_models() -> None:
+    """Seen to fail with `lifecycle.schedules` importing `SubmitJobRequest` at its top again."""
+    loaded = modules_after_import("lambdas.handlers.schedules", "from lambdas.models import settings")
+    assert "lambdas.models.api" not in loaded
+    assert "lambdas.models.schedule_api" not in loaded
 
 
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
