@@ -1,5 +1,5 @@
-"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, actions, stats,
-webhook_secrets, schedules) and POST /uploads.
+"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, job_changes, stats,
+webhook_secrets, schedules, limits) and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
 calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
@@ -25,14 +25,14 @@ from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
-from lambdas.handlers.routes import actions, jobs, limits, schedules, stats, webhook_secrets
+from lambdas.handlers.routes import job_changes, jobs, limits, schedules, stats, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-for routes in (jobs, actions, stats, webhook_secrets, schedules, limits):
+for routes in (jobs, job_changes, stats, webhook_secrets, schedules, limits):
     app.include_router(routes.router)
 app.include_router(console_router)
 

@@ -1,5 +1,6 @@
-"""Acting on jobs: retry and cancel one (the caller's own, or any for the operator), and the operator's
-bulk retry and cancel, which start an ops job that does the work in the worker."""
+"""The routes that change jobs: POST /jobs/{jobId}/retry, /cancel and /reschedule (the caller's own job,
+or any for the operator), and the operator's bulk POST /jobs/retry and /jobs/cancel, which start an ops
+job that does the work in the worker."""
 
 from typing import Annotated
 
