@@ -1,4 +1,4 @@
-"""The caller's operations on jobs, as the API calls them: reads (`reads`), retry and cancel (`actions`),
+"""The caller's operations on jobs, as the API calls them: reads (`reads`), retry and cancel (`retry_cancel`),
 bulk actions (`bulk`). Every one is scoped by the caller; see each module for its rules."""
 
 from lambdas.lifecycle.bulk import start_bulk
