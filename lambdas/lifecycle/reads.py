@@ -3,8 +3,8 @@
 Every function is scoped by the caller: a client sees only the jobs its key submitted (a fan-out's
 children have their parent's owner), the operator sees every job. A job the caller may not see is
 JobNotFoundError, exactly like a job that does not exist. Lists are Queries on the jobs table's
-indexes (never a Scan), newest first, paged with opaque cursors (`paging`). The actions (retry,
-cancel) live in `actions`, bulk ones in `bulk`.
+indexes (never a Scan), newest first, paged with opaque cursors (`paging`). A caller's retry and
+cancel live in `retry_cancel`, bulk ones in `bulk`.
 """
 
 from lambdas import config
