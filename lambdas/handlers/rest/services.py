@@ -20,7 +20,6 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of, iam_caller_of
 from lambdas.jobs.packages import register_job_types
-from lambdas.jobs.types import register_builtin_types
 from lambdas.lifecycle.limits import Limits
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
@@ -71,7 +70,7 @@ def services() -> Services:
 @cache
 def limits() -> Limits:
     api = settings.api()
-    register_builtin_types()
+    register_job_types(api.job_packages)  # the stack's packages' types are limited too
     return Limits(api, LimitStore(api.limits_table), lease_seconds=0)  # reads only: no lease taken
 
 
