@@ -13,7 +13,9 @@ and no list to trim, and stays bounded.
 
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -27,6 +29,9 @@ from lambdas.store.expressions import marshal
 
 _deserializer = TypeDeserializer()
 MAX_ERROR_CHARS = 2000
+# The attributes a list may filter on: copied into the list indexes (`schema.Index.include`).
+JOB_TYPE = "jobType"
+OWNER = "owner"
 ALERTED_AT = "alertedAt"
 ALERT_CLAIMED_UNTIL = "alertClaimedUntil"
 # When a caller last retried the job (epoch ms): a redriven message sent before it is about a past life.
@@ -315,3 +320,25 @@ class JobItems:
         if size > ITEM_SIZE_LIMIT:
             raise ItemTooLargeError(size, ITEM_SIZE_LIMIT)
         return item
+
+
+# The delivery log's sort key (schema.DELIVERIES_SK): "<deliveryId>#<attempt, zero padded>".
+def attempt_key(delivery_id: str, attempt: int) -> str:
+    return f"{attempts_prefix(delivery_id)}{attempt:04d}"
+
+
+def attempts_prefix(delivery_id: str) -> str:
+    """What every attempt key of one delivery begins with."""
+    return f"{delivery_id}#"
+
+
+def sort_value(index: schema.Index, value: int | str) -> Decimal | str:
+    """A value of `index`'s sort key as the index holds it: a number (epoch ms) or text (ISO time)."""
+    return Decimal(str(value)) if index.numeric_sort_key else str(value)
+
+
+def position(item: Mapping[str, Any], index: schema.Index) -> tuple[int | str, str]:
+    """Where an index entry (or a LastEvaluatedKey) stands: its sort key and its job's id."""
+    sort = item[index.sort_key]
+    value: int | str = int(sort["N"]) if "N" in sort else str(sort["S"])
+    return value, str(item[schema.JOBS_PK]["S"])
