@@ -29,9 +29,15 @@ from lambdas.store.expressions import marshal
 
 _deserializer = TypeDeserializer()
 MAX_ERROR_CHARS = 2000
-# The attributes a list may filter on: copied into the list indexes (`schema.Index.include`).
+# Attributes the store's writes name (the rest of the item is written by `JobItems` alone). A list may
+# filter on the type and the owner: both are copied into the list indexes (`schema.Index.include`).
 JOB_TYPE = "jobType"
 OWNER = "owner"
+STATUS = "status"
+ATTEMPTS = "attempts"
+RESULT = "result"
+LAST_ERROR = "lastError"
+UPDATED_AT = "updatedAt"
 ALERTED_AT = "alertedAt"
 ALERT_CLAIMED_UNTIL = "alertClaimedUntil"
 # When a caller last retried the job (epoch ms): a redriven message sent before it is about a past life.
