@@ -112,6 +112,11 @@ def counters_key(parent_id: str) -> dict[str, Any]:
     return key(counters_id(parent_id))
 
 
+def parent_of_counters(item_id: str) -> str:
+    """The fan-out a counters item's id (`counters_id`) belongs to."""
+    return item_id.removesuffix(COUNTERS_SUFFIX)
+
+
 def is_job_item(item: dict[str, Any]) -> bool:
     """A job's item, not a fan-out's counters item (which has no type)."""
     return "jobType" in item

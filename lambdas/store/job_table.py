@@ -72,7 +72,7 @@ class JobTable:
         if parents:
             counter_keys = [codec.counters_key(p) for p in parents]
             for item in batches.get_all(self.ddb, self.name, counter_keys):
-                counters[item[schema.JOBS_PK]["S"].removesuffix(codec.COUNTERS_SUFFIX)] = item
+                counters[codec.parent_of_counters(item[schema.JOBS_PK]["S"])] = item
         jobs = {j.job_id: j for j in (codec.to_job(i, counters.get(i[schema.JOBS_PK]["S"])) for i in found)}
         return [jobs[i] for i in job_ids if i in jobs]
 
