@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema, transactions
-from lambdas.store.codec import CHILDREN_BEFORE_LAST, CHILDREN_FINISHED, OWNER
+from lambdas.store.codec import CHILDREN_BEFORE_LAST, CHILDREN_FINISHED, OWNER, STATUS
 from lambdas.store.errors import StaleAttemptError, StoreError, TransactionCancelledError
 from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
@@ -44,10 +44,10 @@ _LAST = f"#{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
 _COUNTERS_EXIST = f"attribute_exists({schema.JOBS_PK})"
 # The same rules on the parent's own item, for a parent counted there (before counters items existed).
 _NOT_LAST_ON_PARENT = (
-    f"attribute_exists({schema.JOBS_PK}) AND (#status <> :waiting OR "
+    f"attribute_exists({schema.JOBS_PK}) AND (#{STATUS} <> :waiting OR "
     f"attribute_not_exists(#{CHILDREN_BEFORE_LAST}) OR #{CHILDREN_FINISHED} <> #{CHILDREN_BEFORE_LAST})"
 )
-_LAST_ON_PARENT = f"#status = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
+_LAST_ON_PARENT = f"#{STATUS} = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class ChildEndings:
         now = self._table.now()
         state = self._table.items.state(parent_id, owner, JobStatus.DONE, now, now)
         return Update(
-            assign=state.assign, remove=state.remove, condition="#status = :waiting", values=_WAITING
+            assign=state.assign, remove=state.remove, condition=f"#{STATUS} = :waiting", values=_WAITING
         )
 
     def _write_or_stale(

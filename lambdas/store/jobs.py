@@ -60,8 +60,8 @@ from lambdas.store.transactions import Put
 
 __all__ = ["Claim", "Ended", "JobStore", "Put", "iso_time"]
 
-_ATTEMPT_CONDITION = f"#status = :processing AND {ATTEMPTS} = :attempt"
-_WAITING_CONDITION = "#status = :waiting"
+_ATTEMPT_CONDITION = f"#{STATUS} = :processing AND {ATTEMPTS} = :attempt"
+_WAITING_CONDITION = f"#{STATUS} = :waiting"
 # A waiting fan-out's child may be reopened on its counters alone while the parent has not finished,
 # which it cannot have while some child is still counted as not finished.
 _PARENT_UNFINISHED = (
@@ -200,9 +200,9 @@ class JobStore:
             add={ATTEMPTS: 1, ATTEMPT_TOTAL: 1},
             remove=(*state.remove, RUN_AT),
             condition=(
-                f"attribute_exists({schema.JOBS_PK}) AND ((#status = :pending AND "
+                f"attribute_exists({schema.JOBS_PK}) AND ((#{STATUS} = :pending AND "
                 f"(attribute_not_exists(#{RUN_AT}) OR #{RUN_AT} <= :soon)) OR "
-                f"(#status = :processing AND {schema.STATUS_INDEX_SK} < :now))"
+                f"(#{STATUS} = :processing AND {schema.STATUS_INDEX_SK} < :now))"
             ),
             values={
                 ":pending": "pending",
@@ -398,7 +398,7 @@ class JobStore:
         update = Update(
             assign={**state.assign, ATTEMPTS: 0, REOPENED_AT: millis(now)},
             remove=(*state.remove, ALERTED_AT, ALERT_CLAIMED_UNTIL),
-            condition=f"#status = :dead AND {codec.ATTEMPT_TOTAL} = :total",
+            condition=f"#{STATUS} = :dead AND {codec.ATTEMPT_TOTAL} = :total",
             values={":dead": JobStatus.DEAD.value, ":total": job.attempt_total},
         )
         if parent is None:
@@ -424,7 +424,7 @@ class JobStore:
         update = Update(
             assign=state.assign,
             remove=state.remove,
-            condition="#status = :seen",
+            condition=f"#{STATUS} = :seen",
             values={":seen": job.status.value},
         )
         if parent is None:
@@ -451,7 +451,7 @@ class JobStore:
             assign=assign,
             add=add,
             remove=remove,
-            condition="#status = :seen",
+            condition=f"#{STATUS} = :seen",
             values={":seen": parent.status.value},
         )
 
@@ -501,7 +501,7 @@ class JobStore:
         update = Update(
             assign={**state.assign, RUN_AT: millis(run_at)},
             remove=state.remove,
-            condition=f"#status = :seen AND #{RUN_AT} = :run_at",
+            condition=f"#{STATUS} = :seen AND #{RUN_AT} = :run_at",
             values={":seen": job.status.value, ":run_at": job.run_at},
         )
         try:
@@ -537,7 +537,7 @@ class JobStore:
             update = Update(
                 assign=assign,
                 remove=state.remove,
-                condition=f"#status = :seen AND {ATTEMPTS} = :attempts",
+                condition=f"#{STATUS} = :seen AND {ATTEMPTS} = :attempts",
                 values={":seen": job.status.value, ":attempts": job.attempts},
             )
             try:
@@ -554,7 +554,7 @@ class JobStore:
         update = Update(
             assign={ALERT_CLAIMED_UNTIL: millis(now + lease_seconds)},
             condition=(
-                f"#status = :seen AND {ATTEMPT_TOTAL} = :total AND attribute_not_exists(#{ALERTED_AT}) "
+                f"#{STATUS} = :seen AND {ATTEMPT_TOTAL} = :total AND attribute_not_exists(#{ALERTED_AT}) "
                 f"AND (attribute_not_exists(#{ALERT_CLAIMED_UNTIL}) OR #{ALERT_CLAIMED_UNTIL} < :now)"
             ),
             values={":now": millis(now), ":seen": job.status.value, ":total": job.attempt_total},
@@ -606,7 +606,7 @@ class JobStore:
         update = Update(
             assign=assign,
             remove=remove,
-            condition=f"#status = :seen AND {schema.STATUS_INDEX_SK} = :due AND {ATTEMPTS} = :attempts",
+            condition=f"#{STATUS} = :seen AND {schema.STATUS_INDEX_SK} = :due AND {ATTEMPTS} = :attempts",
             values={":seen": job.status.value, ":due": job.due_at, ":attempts": job.attempts},
         )
         try:
