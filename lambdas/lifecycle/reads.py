@@ -15,7 +15,7 @@ from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryVi
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema
-from lambdas.store.deliveries import DeliveryLog, attempts_prefix
+from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
 from lambdas.store.listing import ListQuery
 
@@ -135,7 +135,7 @@ def list_deliveries(
     after = paging.decode(tag, cursor)
     if after is not None and not (isinstance(after, str) and 0 < len(after) <= 200):
         raise InvalidCursorError("the cursor is malformed")
-    if after is not None and only is not None and not after.startswith(attempts_prefix(only)):
+    if after is not None and only is not None and not after.startswith(codec.attempts_prefix(only)):
         # DynamoDB refuses a start key outside the key condition's begins_with range (moto does not).
         raise InvalidCursorError("the cursor lies outside this delivery's attempts")
     attempts, following = log.page(fanout_id, only, limit, after)

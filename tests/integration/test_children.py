@@ -303,7 +303,7 @@ def _keys_written(transaction: dict[str, Any]) -> list[str]:
 def test_a_childs_outcome_writes_the_small_counters_item_and_only_the_last_writes_the_parent(
     pipeline: Pipeline, store: JobStore
 ) -> None:
-    """Item 5. Broken line: `ChildWrites._counters_op`'s key `codec.counters_key(parent_id)` as
+    """Item 5. Broken line: `ChildEndings._counters_op`'s key `codec.counters_key(parent_id)` as
     `codec.key(parent_id)` (the counts on the parent's item, every child rewriting its payload)."""
     children = _waiting_fan_out(store, 4, data={"big": "x" * 100_000})
     parent_item = boto3.client("dynamodb").get_item(TableName=pipeline.table, Key=codec.key("fan"))["Item"]
@@ -330,7 +330,7 @@ def test_a_fan_out_counted_on_its_own_item_before_counters_items_still_finishes(
     pipeline: Pipeline, store: JobStore
 ) -> None:
     """A fan-out whose children were written before counters items existed (none for it): its children
-    count on the parent's item and the last finishes it. Broken line: `ChildWrites._end_child`'s
+    count on the parent's item and the last finishes it. Broken line: `ChildEndings._end_child`'s
     `return self._end_on_parent(...)` for a missing counters item as `return Ended(None)`."""
     payload = {
         "eventType": "e",

@@ -543,7 +543,7 @@ def test_a_callers_running_jobs_of_one_type_are_listed_through_both_filters(
 
 
 def test_a_query_page_the_filter_empties_moves_the_shard_on(pipeline: Pipeline, clock: Clock) -> None:
-    """Broken line: `_query`'s `_position(response["LastEvaluatedKey"], index)` without `index`."""
+    """Broken line: `_query`'s `codec.position(response["LastEvaluatedKey"], index)` without `index`."""
     # one shard, so a one-job page reads the shard four items at a time (the smallest batch)
     store = store_from_env(pipeline.env, shards=1)
     for job_id, job_type in [("old", "other")] + [(f"new{n}", "echo") for n in range(6)]:
