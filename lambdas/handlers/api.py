@@ -1,8 +1,9 @@
-"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, actions, stats,
-webhook_secrets, schedules) and POST /uploads.
+"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, job_changes, stats,
+webhook_secrets, schedules, limits) and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
-calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
+calling and what a route works with is `rest.services` (each route declares them, Powertools'
+`Depends` hands them over), and what a route does is the lifecycle's. POST /jobs's path (the store,
 boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded. The
 route groups (`_GROUPS`) are included in the resolver when a request first needs one: a request loads
 the group its path belongs to and every group before it, so the resolver always holds a prefix of the
@@ -32,6 +33,7 @@ from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
+from lambdas.handlers.rest.services import RequestCaller
 from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
@@ -44,7 +46,7 @@ own = Router()  # this module's routes, the last group
 # first segment of the paths it answers.
 _GROUPS: tuple[tuple[str, str], ...] = (
     ("lambdas.handlers.routes.jobs", "jobs"),
-    ("lambdas.handlers.routes.actions", "jobs"),  # only paths below /jobs: a submission loads none
+    ("lambdas.handlers.routes.job_changes", "jobs"),  # only paths below /jobs: a submission loads none
     ("lambdas.handlers.routes.stats", "stats"),
     ("lambdas.handlers.routes.webhook_secrets", "webhook-secret"),
     ("lambdas.handlers.routes.schedules", "schedules"),
@@ -85,11 +87,10 @@ def include_routes(through: int = len(_GROUPS) - 1) -> None:
     ),
     responses=responses(201, "Created", CreateUploadResponse, 400),
 )
-def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
-    from lambdas.handlers.rest.services import caller
+def create_upload(request: CreateUploadRequest, caller: RequestCaller) -> Response[CreateUploadResponse]:
     from lambdas.lifecycle.uploads import start_upload
 
-    ticket = start_upload(request, caller(own).owner)
+    ticket = start_upload(request, caller.owner)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
 
 

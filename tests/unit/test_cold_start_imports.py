@@ -195,7 +195,7 @@ def test_the_api_loads_the_routes_of_the_submissions_group_only() -> None:
     """Seen to fail with every group included at import (`include_routes()` for `group_of("/jobs")`)."""
     loaded = modules_after_import("lambdas.handlers.api")
     assert "lambdas.handlers.routes.jobs" in loaded
-    for later in ("actions", "stats", "webhook_secrets", "schedules", "limits"):
+    for later in ("job_changes", "stats", "webhook_secrets", "schedules", "limits"):
         assert f"lambdas.handlers.routes.{later}" not in loaded
     assert "lambdas.handlers.console.routes" not in loaded
 
@@ -203,8 +203,8 @@ def test_the_api_loads_the_routes_of_the_submissions_group_only() -> None:
 def test_a_path_loads_the_group_of_every_route_it_can_match() -> None:
     """Every route's own path, and a longer one under it, asks for its group or a later one, so no
     request reaches the resolver before the route that answers it is included. Seen to fail with the
-    actions group's segment set to `job`, and with a one-segment path taking the last group of its
-    segment (POST /jobs then loads the actions)."""
+    job_changes group's segment set to `job`, and with a one-segment path taking the last group of its
+    segment (POST /jobs then loads the job changes)."""
     import importlib
     import re
 
