@@ -298,7 +298,8 @@ def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_cli
     pipeline: Pipeline, limited: None, clock: Clock
 ) -> None:
     """Seen to fail with `limits_report`'s `if not caller.operator:` as `if False:` (a client read every
-    client's keys: 200, not 403)."""
+    client's keys: 200, not 403), and with its `ForbiddenError(...)` text as `None` (the 403's message
+    `None`; sample 581628's `x_limits_report__mutmut_2`)."""
     _hold_slot(pipeline, "c9")
     pipeline.submit("test_limited", {"customer": "c9"})
     pipeline.run_worker()  # refused: listed as waiting
@@ -312,6 +313,7 @@ def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_cli
     ]
     client = pipeline.request("GET", "/limits")
     assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
+    assert client.body["error"]["message"] == "only the operator's key reads the limits"
 
 
 PACED = """

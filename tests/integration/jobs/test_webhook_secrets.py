@@ -100,7 +100,8 @@ def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receive
 
 def test_a_client_reads_and_rotates_no_other_clients_secret(stack):
     """Seen to fail (200 with alpha's secret) with `client_of` returning `asked` for any caller, and
-    (200, a rotation) with `require_operator` doing nothing."""
+    (200, a rotation) with `require_operator` doing nothing; and with either refusal's text changed
+    (the 403's message: sample 581628's `x_client_of__mutmut_6`, `x_require_operator__mutmut_2`)."""
     alpha = _secret(stack, ALPHA)["secret"]
 
     read = stack.pipeline.request("GET", f"/webhook-secret?client={ALPHA}", api_key_id=BETA)
@@ -111,6 +112,9 @@ def test_a_client_reads_and_rotates_no_other_clients_secret(stack):
         assert refused.status == 403
         assert refused.body["error"]["code"] == "forbidden"
         assert alpha not in json.dumps(refused.body)
+    assert read.body["error"]["message"] == "a client's key reads its own webhook secret only"
+    for refused in (rotate, own_rotation):
+        assert refused.body["error"]["message"] == "only the operator's key rotates webhook secrets"
     assert _secret(stack, ALPHA)["secret"] == alpha  # nothing rotated
     # The operator may read any client's.
     assert _secret(stack, _operator(stack), client=ALPHA)["secret"] == alpha
