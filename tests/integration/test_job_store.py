@@ -449,6 +449,22 @@ def test_a_job_read_right_after_its_write_sees_it_though_replicas_lag(pipeline: 
     assert asked == [True]
 
 
+def test_a_cancelled_job_leaves_the_sweepers_index_and_expires(pipeline: Pipeline) -> None:
+    """A finished state drops `dueAt`, so the sparse `byStatus` index forgets the job, and takes a TTL
+    (store/schema.py, `JobItems.state`). Seen to fail against `JobStore.cancel`'s `remove=state.remove`
+    dropped (sample 581628's `xǁJobStoreǁcancel__mutmut_19`: the cancelled job kept `dueAt`)."""
+    jobs = store_from_env(pipeline.env)
+    jobs.put_new(NewJob(job_id="j", job_type="echo", payload={}, max_attempts=1, owner="o"))
+    assert schema.DUE_AT in raw_item(pipeline, "j")
+
+    jobs.cancel(_read(jobs, "j"), None)
+
+    item = raw_item(pipeline, "j")
+    assert item["status"] == {"S": "cancelled"}
+    assert schema.DUE_AT not in item
+    assert schema.TTL_ATTRIBUTE in item
+
+
 def test_a_dead_job_read_back_says_whether_its_alert_was_sent(pipeline: Pipeline) -> None:
     """The worker drops a duplicate message for an alerted dead job instead of forwarding it to the
     dead-letter queue again; it reads `alerted` from the claim's refusal. Broken line: `job_from_values`'
