@@ -415,10 +415,13 @@ def _continues(payload: _Nothing, context: JobContext) -> ContinueLater:
 
 def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(pipeline: Pipeline) -> None:
     """A continuation is a new message (its receive count starts again), the old one deleted, and the
-    other messages of the batch settle as they would. Seen to fail against `_continue` keeping its
-    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18)."""
+    other messages of the batch settle as they would; the fresh message names the job's owner as its
+    message group, as every message does (fair queues). Seen to fail against `_continue` keeping its
+    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18), and
+    against its `send(job.job_id, group=job.owner)` without the group (sample 581628's
+    `xǁWorkerǁ_continue__mutmut_26`)."""
     registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
-    continuing = pipeline.submit("test_continues_in_batch", {})
+    continuing = pipeline.submit("test_continues_in_batch", {}, api_key_id="alpha-key")
     pipeline.submit("test_echo", {})
     records = pipeline.receive(pipeline.queue_url)
     (old,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
@@ -429,6 +432,7 @@ def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(p
     assert json.loads(fresh["body"])["jobId"] == continuing
     assert fresh["messageId"] != old
     assert fresh["attributes"]["ApproximateReceiveCount"] == "1"
+    assert fresh["attributes"]["MessageGroupId"] == "alpha-key"
 
 
 def test_a_continuation_whose_send_fails_keeps_its_own_message(pipeline: Pipeline) -> None:
