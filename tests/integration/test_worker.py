@@ -495,6 +495,26 @@ def test_an_attempt_that_hands_on_its_work_reports_its_duration(
     assert [dimensions["jobType"] for _, dimensions, _ in durations] == ["test_hands_on"]
 
 
+def _fails(_: Any, context: JobContext) -> None:
+    raise RetryableJobError("the partner is down")
+
+
+def test_an_attempt_that_fails_its_last_try_reports_its_duration(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen to fail against `_retry`'s `self._dead(message, job, exhausted, started, recorded)` with
+    `None` for `started` (sample 581628's `xǁWorkerǁ_retry__mutmut_6`: no duration metric)."""
+    registry.register(JobType(name="test_fails", payload_model=EchoPayload, run=_fails))
+    job_id = pipeline.submit("test_fails", {}, maxAttempts=1)
+    capsys.readouterr()
+
+    pipeline.run_worker()
+
+    assert pipeline.job(job_id)["status"] == "dead"
+    durations = _emitted(capsys.readouterr().out, config.METRIC_DURATION)
+    assert [dimensions["jobType"] for _, dimensions, _ in durations] == ["test_fails"]
+
+
 # What the worker's job context lets a job type do, through a real attempt: create child jobs (and
 # learn how many it wrote now), and run an operator's bulk action.
 #
