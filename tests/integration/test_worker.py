@@ -515,6 +515,27 @@ def test_an_attempt_that_fails_its_last_try_reports_its_duration(
     assert [dimensions["jobType"] for _, dimensions, _ in durations] == ["test_fails"]
 
 
+def test_an_attempt_that_fails_and_is_retried_reports_a_retry_and_its_duration(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen to fail against `_retry`'s `logger.info("retry scheduled", ...)` without its message (sample
+    581628's `xǁWorkerǁ_retry__mutmut_57`: a TypeError after the retry was written, so the attempt
+    reported an error, and neither a retry nor its duration)."""
+    registry.register(JobType(name="test_fails", payload_model=EchoPayload, run=_fails))
+    job_id = pipeline.submit("test_fails", {}, maxAttempts=2)
+    capsys.readouterr()
+
+    pipeline.run_worker()
+
+    assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("pending", 1)
+    out = capsys.readouterr().out
+    retried = _emitted(out, config.METRIC_RETRIED)
+    assert [value for _, _, value in retried] == [1]
+    assert [dimensions["jobType"] for _, dimensions, _ in _emitted(out, config.METRIC_DURATION)] == [
+        "test_fails"
+    ]
+
+
 # What the worker's job context lets a job type do, through a real attempt: create child jobs (and
 # learn how many it wrote now), and run an operator's bulk action.
 #
