@@ -9,8 +9,9 @@ import pytest
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import ContinueLater, JobContext, JobType
+from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType
 from lambdas.lifecycle import retry_cancel
+from lambdas.models.job import NewJob
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_operations import ALICE, _fan_out
@@ -89,6 +90,39 @@ def test_a_job_that_continues_logs_that_it_continues(pipeline: Pipeline, log_lin
         "pending",
         1,
         "continues",
+    )
+
+
+def _awaits(_: EchoPayload, context: JobContext) -> AwaitChildren:
+    child = NewJob(
+        job_id=f"{context.job_id}-child",
+        job_type="test_echo",
+        payload={},
+        max_attempts=1,
+        parent_id=context.job_id,
+    )
+    context.create_children([child])
+    return AwaitChildren(total=1)
+
+
+def test_a_parent_that_hands_its_work_to_children_logs_that_it_waits(
+    pipeline: Pipeline, log_lines: Lines
+) -> None:
+    """Seen to fail against `_await`'s `log_transition(...)` with `None` for the job type (sample
+    581628's `xǁWorkerǁ_await__mutmut_11`)."""
+    registry.register(JobType("test_awaits_logged", EchoPayload, _awaits))
+    job_id = pipeline.submit("test_awaits_logged", {})
+    (parent,) = pipeline.receive(pipeline.queue_url)
+
+    pipeline.run_worker([parent])
+
+    assert transitions(log_lines(), job_id)[-1] == (
+        f"job {job_id} processing -> waiting",
+        "test_awaits_logged",
+        "processing",
+        "waiting",
+        1,
+        None,
     )
 
 
