@@ -22,6 +22,7 @@ from lambdas.jobs.base import JobContext, JobType, RetryLater
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store.limits import Admitted, LimitStore, Refused
 from tests.support.pipeline import Pipeline
+from tests.support.replicas import replicas_lag
 from tests.support.stores import Clock
 
 LEASE = 60
@@ -120,28 +121,10 @@ def test_a_keys_state_read_right_after_a_start_sees_it_though_replicas_lag(
     model); moto's never lag, so here a Query of the limits table that does not ask for consistency
     finds nothing. Seen to fail (no key listed) against `LimitStore.states`' `consistent=True` as
     `None` (sample 581628's `xǁLimitStoreǁstates__mutmut_7`)."""
-    from lambdas.store import clients
-
-    asked: list[bool] = []
-
-    def note_consistency(params: dict[str, Any], **_: Any) -> None:
-        limits_table = params["TableName"] == pipeline.env[config.ENV_LIMITS_TABLE]
-        asked.append(not limits_table or params.get("ConsistentRead") is True)
-
-    def lag_unless_consistent(parsed: dict[str, Any], **_: Any) -> None:
-        if not asked[-1]:
-            parsed["Items"], parsed["Count"] = [], 0
-
     limit = Limit(concurrency=2)
     assert isinstance(_acquire(limits, limit, "a"), Admitted)
-    events = clients.client("dynamodb").meta.events
-    events.register("provide-client-params.dynamodb.Query", note_consistency)
-    events.register("after-call.dynamodb.Query", lag_unless_consistent)
-    try:
+    with replicas_lag(pipeline.env[config.ENV_LIMITS_TABLE], "Query"):
         listed = [s.running for s in limits.states("t", limit)]
-    finally:
-        events.unregister("provide-client-params.dynamodb.Query", note_consistency)
-        events.unregister("after-call.dynamodb.Query", lag_unless_consistent)
     assert listed == [1]
 
 

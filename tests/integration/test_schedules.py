@@ -9,6 +9,7 @@ from lambdas.handlers import schedules as firing
 from lambdas.handlers.schedules import firing_input
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline
+from tests.support.replicas import replicas_lag
 from tests.support.stores import Clock
 from tests.support.transitions import Lines, transitions
 
@@ -251,27 +252,9 @@ def test_a_schedule_read_right_after_its_creation_is_found_though_replicas_lag(p
     model); moto's reads never lag, so here every read of the schedules table that does not ask for
     consistency finds nothing. Seen to fail (a 404) against `ScheduleStore.get` without
     `ConsistentRead=True` (sample 581628's `xǁScheduleStoreǁget__mutmut_10`)."""
-    from lambdas.store import clients
-
-    table = pipeline.env["SCHEDULES_TABLE_NAME"]
-    asked: list[bool] = []
-
-    def note_consistency(params: dict[str, Any], **_: Any) -> None:
-        asked.append(params["TableName"] != table or params.get("ConsistentRead") is True)
-
-    def lag_unless_consistent(parsed: dict[str, Any], **_: Any) -> None:
-        if not asked[-1]:
-            parsed.pop("Item", None)
-
-    events = clients.client("dynamodb").meta.events
-    events.register("provide-client-params.dynamodb.GetItem", note_consistency)
-    events.register("after-call.dynamodb.GetItem", lag_unless_consistent)
-    try:
+    with replicas_lag(pipeline.env["SCHEDULES_TABLE_NAME"], "GetItem") as asked:
         schedule_id = create(pipeline)["scheduleId"]
         read = pipeline.request("GET", f"/schedules/{schedule_id}")
-    finally:
-        events.unregister("provide-client-params.dynamodb.GetItem", note_consistency)
-        events.unregister("after-call.dynamodb.GetItem", lag_unless_consistent)
 
     assert read.status == 200, read.body
     assert asked  # the hook saw the read

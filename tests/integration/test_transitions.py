@@ -9,12 +9,12 @@ import pytest
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType
+from lambdas.jobs.base import ContinueLater, JobContext, JobType
 from lambdas.lifecycle import retry_cancel
-from lambdas.models.job import NewJob
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_operations import ALICE, _fan_out
+from tests.integration.test_worker import _awaits
 from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
@@ -91,18 +91,6 @@ def test_a_job_that_continues_logs_that_it_continues(pipeline: Pipeline, log_lin
         1,
         "continues",
     )
-
-
-def _awaits(_: EchoPayload, context: JobContext) -> AwaitChildren:
-    child = NewJob(
-        job_id=f"{context.job_id}-child",
-        job_type="test_echo",
-        payload={},
-        max_attempts=1,
-        parent_id=context.job_id,
-    )
-    context.create_children([child])
-    return AwaitChildren(total=1)
 
 
 def test_a_parent_that_hands_its_work_to_children_logs_that_it_waits(
