@@ -16,7 +16,7 @@ from lambdas import config
 from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
-from lambdas.store import batches, codec, schema
+from lambdas.store import batches, codec, schema, transactions
 from lambdas.store.actions import JobActions
 from lambdas.store.children import ChildWrites, Ended
 from lambdas.store.codec import (
@@ -39,6 +39,8 @@ from lambdas.store.errors import (
     JobExistsError,
     NotClaimableError,
     StaleAttemptError,
+    StoreError,
+    TransactionCancelledError,
     domain_errors,
 )
 from lambdas.store.expressions import Update, marshal
@@ -224,30 +226,35 @@ class JobStore(JobListing, JobActions, ChildWrites, JobTiming):
         except ConditionFailedError:
             raise StaleAttemptError(job_id) from None
 
-    def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job:
-        """The parent hands its work to `total` children and waits; checked again after the delay. The
-        parent as written, with its counts as they stood when its counters were armed: they say whether
-        the children all finished first (then no child will finish it)."""
+    def await_children(self, job: Job, total: int, result: Any, check_after_seconds: int) -> Job | None:
+        """The parent hands its work to `total` children and waits; checked again after the delay.
+
+        One transaction moves the parent to `waiting` and arms its counters item, conditioned on a child
+        still running: then the last child finishes the parent, and None is returned (nothing to check).
+        When that condition fails (its children all finished first, or they count on the parent's own
+        item), the two are written apart and the parent is returned as written, with its counts as they
+        stood when its counters were armed: the caller finishes it if they are complete."""
         due = self.now() + check_after_seconds
         extra = {CHILDREN_TOTAL: total, "result": codec.compact_json(result)}
         update = self._attempt_update(job, JobStatus.WAITING, due, AttemptOutcome.DONE, extra)
+        arm = self._arming(job, total)
+        running = dataclasses.replace(
+            arm, condition=f"{arm.condition} AND #{CHILDREN_FINISHED} < :total", values={":total": total}
+        )
+        try:
+            transactions.write(
+                self._ddb, [self._job_op(job.job_id, update), self._counters_op(job.job_id, running)]
+            )
+            return None
+        except TransactionCancelledError as cancelled:
+            if "job" in cancelled.failed:
+                raise StaleAttemptError(job.job_id) from None
+            if "counters" not in cancelled.failed:
+                raise StoreError(f"the parent {job.job_id} could not start waiting: {cancelled}") from None
         try:
             written = self._update(job.job_id, update)
         except ConditionFailedError:
             raise StaleAttemptError(job.job_id) from None
-        # Armed only now that the parent waits: a child that ends before is never the one to finish it.
-        arm = Update(
-            assign={
-                CHILDREN_TOTAL: total,
-                CHILDREN_BEFORE_LAST: total - 1,
-                # What the log line of the child that finishes the parent names.
-                codec.PARENT_TYPE: job.job_type,
-                codec.PARENT_ATTEMPTS: job.attempts,
-                **self._counters_ttl(),
-            },
-            add={CHILDREN_FINISHED: 0},  # ADD 0: created at 0 when no child has finished yet
-            condition=f"attribute_exists({schema.JOBS_PK})",
-        )
         try:
             counters = self._update(codec.counters_id(job.job_id), arm)
         except ConditionFailedError:
@@ -260,6 +267,22 @@ class JobStore(JobListing, JobActions, ChildWrites, JobTiming):
             )
             return self._update_or_stale(job.job_id, legacy)
         return codec.to_job(written, counters)
+
+    def _arming(self, parent: Job, total: int) -> Update:
+        """The counters item's arming, only once the parent waits: a child that ends before is never
+        the one to finish it."""
+        return Update(
+            assign={
+                CHILDREN_TOTAL: total,
+                CHILDREN_BEFORE_LAST: total - 1,
+                # What the log line of the child that finishes the parent names.
+                codec.PARENT_TYPE: parent.job_type,
+                codec.PARENT_ATTEMPTS: parent.attempts,
+                **self._counters_ttl(),
+            },
+            add={CHILDREN_FINISHED: 0},  # ADD 0: created at 0 when no child has finished yet
+            condition=f"attribute_exists({schema.JOBS_PK})",
+        )
 
     def finish_parent(self, parent: Job) -> Job | None:
         """A waiting parent becomes `done`; None when it was no longer waiting (another caller won)."""

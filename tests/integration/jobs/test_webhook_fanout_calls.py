@@ -63,7 +63,8 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
     self._deliveries.record` (a PutItem per delivery); `ClientSecretsCache.signing`'s `with self._lock:`
     as `if True:` (a GetItem, and a PutItem, per thread that asks for the client's secrets before the
-    first answer is cached)."""
+    first answer is cached); `JobStore.await_children`'s transaction as its former two UpdateItems (the
+    move to waiting, then the arming)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -72,9 +73,9 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
 
     calls.clear()
     assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
-    # its claim, its move to waiting and the arming of its counters item; the children written without
-    # reading for them, and queued
-    assert calls == {"UpdateItem": 3, "BatchWriteItem": 1, "SendMessageBatch": 1}
+    # its claim; the children written without reading for them (with their counters item), and
+    # queued; its move to waiting and the arming of its counters item in one transaction
+    assert calls == {"UpdateItem": 1, "BatchWriteItem": 1, "SendMessageBatch": 1, "TransactWriteItems": 1}
 
     calls.clear()
     children = pipeline.receive(pipeline.queue_url)
