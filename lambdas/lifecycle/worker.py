@@ -190,6 +190,7 @@ class Worker:
             job_id=job.job_id,
             job_type=job.job_type,
             owner=job.owner,
+            created_at=job.created_at,
             attempt=job.attempts,
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,

@@ -64,7 +64,8 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     self._deliveries.record` (a PutItem per delivery); `ClientSecretsCache.signing`'s `with self._lock:`
     as `if True:` (a GetItem, and a PutItem, per thread that asks for the client's secrets before the
     first answer is cached); `JobStore.await_children`'s transaction as its former two UpdateItems (the
-    move to waiting, then the arming)."""
+    move to waiting, then the arming); `webhook_delivery.run`'s `payload.carried_event() or` removed (a
+    GetItem of the parent for its event)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -81,12 +82,13 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     children = pipeline.receive(pipeline.queue_url)
     assert len(children) == ENDPOINTS
     assert _run_worker(children) == {"batchItemFailures": []}
-    # a claim each, one read of the parent's event and of the client's secrets for the whole batch (and
-    # the secrets' first write: this client's first delivery), and one transaction each (outcome, parent
-    # counters, log line), the last child's twice (it finishes the parent)
+    # a claim each (the small event rides in the child: no read of the parent), one read of the
+    # client's secrets for the whole batch (and the secrets' first write: this client's first
+    # delivery), and one transaction each (outcome, parent counters, log line), the last child's twice
+    # (it finishes the parent)
     assert calls == {
         "UpdateItem": ENDPOINTS,
-        "GetItem": 2,
+        "GetItem": 1,
         "PutItem": 1,
         "TransactWriteItems": ENDPOINTS + 1,
     }
