@@ -9,7 +9,7 @@ from typing import Any
 
 import offload_cli
 from lambdas.models.job import JobStatus
-from offload_cli import actions, commands, listing, schedules
+from offload_cli import commands, listing, retry_cancel, schedules
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target, resolve_target
 
@@ -138,8 +138,8 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "list": listing.list_jobs,
     "show": listing.show,
     "deliveries": listing.deliveries,
-    "retry": actions.retry,
-    "cancel": actions.cancel,
+    "retry": retry_cancel.retry,
+    "cancel": retry_cancel.cancel,
     "webhook-secret": commands.webhook_secret,
     "limits": commands.limits,
     "schedule": schedules.schedule,

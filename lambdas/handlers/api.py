@@ -1,8 +1,9 @@
-"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, actions, stats,
-webhook_secrets, schedules) and POST /uploads.
+"""The `api` function behind API Gateway (REST, proxy): the routes of `routes/` (jobs, job_changes, stats,
+webhook_secrets, schedules, limits) and POST /uploads.
 
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
-calling is `rest.services`, and what a route does is the lifecycle's. POST /jobs's path (the store,
+calling and what a route works with is `rest.services` (each route declares them, Powertools'
+`Depends` hands them over), and what a route does is the lifecycle's. POST /jobs's path (the store,
 boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded; the
 other routes import what only they use when they first run, and build their models' validators then.
 
@@ -25,14 +26,15 @@ from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
-from lambdas.handlers.routes import actions, jobs, limits, schedules, stats, webhook_secrets
+from lambdas.handlers.rest.services import RequestCaller
+from lambdas.handlers.routes import job_changes, jobs, limits, schedules, stats, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-for routes in (jobs, actions, stats, webhook_secrets, schedules, limits):
+for routes in (jobs, job_changes, stats, webhook_secrets, schedules, limits):
     app.include_router(routes.router)
 app.include_router(console_router)
 
@@ -47,11 +49,10 @@ app.include_router(console_router)
     ),
     responses=responses(201, "Created", CreateUploadResponse, 400),
 )
-def create_upload(request: CreateUploadRequest) -> Response[CreateUploadResponse]:
-    from lambdas.handlers.rest.services import caller
+def create_upload(request: CreateUploadRequest, caller: RequestCaller) -> Response[CreateUploadResponse]:
     from lambdas.lifecycle.uploads import start_upload
 
-    ticket = start_upload(request, caller(app).owner)
+    ticket = start_upload(request, caller.owner)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
 
 

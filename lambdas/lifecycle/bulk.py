@@ -3,7 +3,7 @@
 `start_bulk` (the API, operator key only) stores a `bulk_action` job and queues it; the API answers at
 once, whatever the number of jobs. Its run (`run_bulk`, the lifecycle's ops job type, `ops`) pages
 through the operator's list for the filter, newest first, and applies the action to each job through
-`actions` (one conditional write per job, so a job that moved meanwhile is skipped, never acted on
+`retry_cancel` (one conditional write per job, so a job that moved meanwhile is skipped, never acted on
 twice). After each page it saves its progress (counts and list positions) in the job's `result`,
 conditioned on its attempt, so a run after a crash resumes after the last saved page; the jobs of a
 page cut short by a crash have left the filtered status (retried or cancelled), so they are not listed
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle import actions
+from lambdas.lifecycle import retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
 from lambdas.lifecycle.fan_out import store_ops_job
 from lambdas.lifecycle.ops import OPS_TYPE
@@ -107,9 +107,9 @@ def _progress(action: JobAction, saved: Any) -> dict[str, Any]:
 def _apply(store: JobStore, queue: JobQueue, action: JobAction, job_id: str) -> bool:
     try:
         if action == JobAction.RETRY:
-            actions.retry_job(store, queue, _EVERYONE, job_id)
+            retry_cancel.retry_job(store, queue, _EVERYONE, job_id)
         else:
-            actions.cancel_job(store, _EVERYONE, job_id, queue)
+            retry_cancel.cancel_job(store, _EVERYONE, job_id, queue)
     except (NotRetryableError, NotCancellableError, JobNotFoundError):
         return False
     return True

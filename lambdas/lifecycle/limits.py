@@ -26,6 +26,7 @@ from lambdas.models.limits import (
     MAX_KEY_CHARS,
     WHOLE_TYPE,
     Limit,
+    LimitKey,
     LimitKeyView,
     LimitKind,
     LimitsView,
@@ -50,14 +51,14 @@ def limit_of(job_type: JobType[Any], overrides: dict[str, dict[str, Any]]) -> Li
 
 def key_of(limit: Limit, job: Job) -> str:
     """Which of the limit's keys `job` counts against."""
-    if not limit.key:
+    if limit.key == LimitKey.NONE:
         return WHOLE_TYPE
-    if limit.key == "owner":
+    if limit.key == LimitKey.OWNER:
         value = job.owner or MISSING_FIELD
-    elif limit.key == "host":
+    elif limit.key == LimitKey.HOST:
         value = _host(job.payload.get("url"))
     else:
-        field = job.payload.get(limit.key.removeprefix("payload."))
+        field = job.payload.get(limit.key.removeprefix(LimitKey.PAYLOAD))
         value = MISSING_FIELD if field is None else str(field)
     return value[:MAX_KEY_CHARS] or MISSING_FIELD
 

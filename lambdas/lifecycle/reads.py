@@ -3,8 +3,8 @@
 Every function is scoped by the caller: a client sees only the jobs its key submitted (a fan-out's
 children have their parent's owner), the operator sees every job. A job the caller may not see is
 JobNotFoundError, exactly like a job that does not exist. Lists are Queries on the jobs table's
-indexes (never a Scan), newest first, paged with opaque cursors (`paging`). The actions (retry,
-cancel) live in `actions`, bulk ones in `bulk`.
+indexes (never a Scan), newest first, paged with opaque cursors (`paging`). A caller's retry and
+cancel live in `retry_cancel`, bulk ones in `bulk`.
 """
 
 from lambdas import config
@@ -15,7 +15,7 @@ from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryVi
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema
-from lambdas.store.deliveries import DeliveryLog, attempts_prefix
+from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
 from lambdas.store.listing import ListQuery
 
@@ -135,7 +135,7 @@ def list_deliveries(
     after = paging.decode(tag, cursor)
     if after is not None and not (isinstance(after, str) and 0 < len(after) <= 200):
         raise InvalidCursorError("the cursor is malformed")
-    if after is not None and only is not None and not after.startswith(attempts_prefix(only)):
+    if after is not None and only is not None and not after.startswith(codec.attempts_prefix(only)):
         # DynamoDB refuses a start key outside the key condition's begins_with range (moto does not).
         raise InvalidCursorError("the cursor lies outside this delivery's attempts")
     attempts, following = log.page(fanout_id, only, limit, after)

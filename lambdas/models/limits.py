@@ -7,6 +7,7 @@ payload's `url`) or `payload.<field>` (a top-level payload field, e.g. a custome
 """
 
 import re
+from enum import StrEnum
 from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -14,7 +15,17 @@ from pydantic.alias_generators import to_camel
 
 from lambdas.models.waiting import LimitKind, WaitingFor
 
-__all__ = ["Limit", "LimitKind", "WaitingFor"]
+__all__ = ["Limit", "LimitKey", "LimitKind", "WaitingFor"]
+
+
+class LimitKey(StrEnum):
+    """The fixed kinds of a limit's key; the open one is `PAYLOAD` followed by a field's name."""
+
+    NONE = ""  # one limit for the whole type
+    OWNER = "owner"
+    HOST = "host"
+    PAYLOAD = "payload."
+
 
 KEY_PATTERN: Final = re.compile(r"^(owner|host|payload\.[A-Za-z_][A-Za-z0-9_]{0,63})?$")
 # The one limit key value of an unkeyed limit (a DynamoDB sort key cannot be empty).

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema, transactions
-from lambdas.store.codec import CHILDREN_BEFORE_LAST, CHILDREN_FINISHED
+from lambdas.store.codec import CHILDREN_BEFORE_LAST, CHILDREN_FINISHED, OWNER, STATUS
 from lambdas.store.errors import StaleAttemptError, StoreError, TransactionCancelledError
 from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
@@ -44,10 +44,10 @@ _LAST = f"#{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
 _COUNTERS_EXIST = f"attribute_exists({schema.JOBS_PK})"
 # The same rules on the parent's own item, for a parent counted there (before counters items existed).
 _NOT_LAST_ON_PARENT = (
-    f"attribute_exists({schema.JOBS_PK}) AND (#status <> :waiting OR "
+    f"attribute_exists({schema.JOBS_PK}) AND (#{STATUS} <> :waiting OR "
     f"attribute_not_exists(#{CHILDREN_BEFORE_LAST}) OR #{CHILDREN_FINISHED} <> #{CHILDREN_BEFORE_LAST})"
 )
-_LAST_ON_PARENT = f"#status = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
+_LAST_ON_PARENT = f"#{STATUS} = :waiting AND #{CHILDREN_FINISHED} = #{CHILDREN_BEFORE_LAST}"
 
 
 @dataclass(frozen=True)
@@ -68,20 +68,25 @@ class Ended:
     parent_finished: FinishedParent | None = None
 
 
-class ChildWrites(JobTable):
-    def _end(
+class ChildEndings:
+    """A job's terminal write: alone, with extra puts, or a child's with its fan-out's counters."""
+
+    def __init__(self, table: JobTable) -> None:
+        self._table = table
+
+    def end(
         self, job_id: str, parent_id: str | None, change: Update, status: JobStatus, puts: Sequence[Put] = ()
     ) -> Ended:
         """Write a terminal `status` (StaleAttemptError when `change`'s condition fails)."""
         if parent_id:
             return self._end_child(job_id, parent_id, change, status, puts)
-        return Ended(self._write_job(job_id, change, puts))
+        return Ended(self.write_job(job_id, change, puts))
 
-    def _write_job(self, job_id: str, change: Update, puts: Sequence[Put] = ()) -> Job | None:
+    def write_job(self, job_id: str, change: Update, puts: Sequence[Put] = ()) -> Job | None:
         """One write of the job, with `puts` in a transaction if there are any; the job as written when
         the write returned it. StaleAttemptError when `change`'s condition fails."""
         if not puts:
-            return self._update_or_stale(job_id, change)
+            return self._table.update_or_stale(job_id, change)
         self._write_or_stale(job_id, [self._job_op(job_id, change)], puts)
         return None
 
@@ -90,17 +95,17 @@ class ChildWrites(JobTable):
     ) -> Ended:
         job = self._job_op(job_id, change)
         counters = codec.counter_changes(status, 1)
-        not_last = Update(assign=self._counters_ttl(), add=counters, condition=_NOT_LAST)
+        not_last = Update(assign=self._table.counters_ttl(), add=counters, condition=_NOT_LAST)
         for _ in range(MAX_ROUNDS):
             try:
                 self._write_or_stale(job_id, [job, self._counters_op(parent_id, not_last)], puts)
                 return Ended(None)
             except TransactionCancelledError as cancelled:
-                seen = cancelled.seen.get("counters") or self._raw_item(codec.counters_key(parent_id))
+                seen = cancelled.seen.get("counters") or self._table.raw_item(codec.counters_key(parent_id))
             if seen is None:  # no counters item: a parent counted on its own item, or one that is gone
                 return self._end_on_parent(job_id, parent_id, change, status, puts)
-            last = Update(assign=self._counters_ttl(), add=counters, condition=_LAST)
-            done = self._finishing(parent_id, codec.unmarshal(seen).get("owner", ""))
+            last = Update(assign=self._table.counters_ttl(), add=counters, condition=_LAST)
+            done = self._finishing(parent_id, codec.unmarshal(seen).get(OWNER, ""))
             try:
                 operations = [job, self._counters_op(parent_id, last), self._parent_op(parent_id, done)]
                 self._write_or_stale(job_id, operations, puts)
@@ -108,7 +113,7 @@ class ChildWrites(JobTable):
                 if "counters" in cancelled.failed:
                     continue  # the counters moved after they were seen: decide again
                 # The parent is not waiting (cancelled, or running again): this child only counts.
-                counted = Update(assign=self._counters_ttl(), add=counters, condition=_COUNTERS_EXIST)
+                counted = Update(assign=self._table.counters_ttl(), add=counters, condition=_COUNTERS_EXIST)
                 try:
                     self._write_or_stale(job_id, [job, self._counters_op(parent_id, counted)], puts)
                 except TransactionCancelledError:
@@ -134,12 +139,12 @@ class ChildWrites(JobTable):
                 self._write_or_stale(job_id, [job, self._parent_op(parent_id, not_last)], puts)
                 return Ended(None)
             except TransactionCancelledError as cancelled:
-                seen = cancelled.seen.get("parent") or self._raw_item(codec.key(parent_id))
+                seen = cancelled.seen.get("parent") or self._table.raw_item(codec.key(parent_id))
             if seen is None:  # the parent is gone (expired): the child's own write still happens
                 self._write_or_stale(job_id, [job], puts)
                 return Ended(None)
             parent = codec.unmarshal(seen)
-            done = self._finishing(parent_id, parent.get("owner", ""))
+            done = self._finishing(parent_id, parent.get(OWNER, ""))
             finishing = dataclasses.replace(done, add=counters, condition=_LAST_ON_PARENT, values=_WAITING)
             try:
                 self._write_or_stale(job_id, [job, self._parent_op(parent_id, finishing)], puts)
@@ -151,10 +156,10 @@ class ChildWrites(JobTable):
 
     def _finishing(self, parent_id: str, owner: str) -> Update:
         """The last child's change to its waiting parent: `done`."""
-        now = self.now()
-        state = self._items.state(parent_id, owner, JobStatus.DONE, now, now)
+        now = self._table.now()
+        state = self._table.items.state(parent_id, owner, JobStatus.DONE, now, now)
         return Update(
-            assign=state.assign, remove=state.remove, condition="#status = :waiting", values=_WAITING
+            assign=state.assign, remove=state.remove, condition=f"#{STATUS} = :waiting", values=_WAITING
         )
 
     def _write_or_stale(
@@ -164,7 +169,7 @@ class ChildWrites(JobTable):
         job), TransactionCancelledError when only the parent's did, StoreError when it could not commit
         for another reason (conflicts that did not clear)."""
         try:
-            transactions.write(self._ddb, operations, puts)
+            transactions.write(self._table.ddb, operations, puts)
         except TransactionCancelledError as cancelled:
             if "job" in cancelled.failed:
                 raise StaleAttemptError(job_id) from None
@@ -173,10 +178,12 @@ class ChildWrites(JobTable):
             raise
 
     def _job_op(self, job_id: str, change: Update) -> transactions.Operation:
-        return transactions.update("job", self._table, codec.key(job_id), change)
+        return transactions.update("job", self._table.name, codec.key(job_id), change)
 
     def _parent_op(self, parent_id: str, change: Update) -> transactions.Operation:
-        return transactions.update("parent", self._table, codec.key(parent_id), change, seen=True)
+        return transactions.update("parent", self._table.name, codec.key(parent_id), change, seen=True)
 
     def _counters_op(self, parent_id: str, change: Update) -> transactions.Operation:
-        return transactions.update("counters", self._table, codec.counters_key(parent_id), change, seen=True)
+        return transactions.update(
+            "counters", self._table.name, codec.counters_key(parent_id), change, seen=True
+        )

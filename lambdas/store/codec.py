@@ -13,7 +13,9 @@ and no list to trim, and stays bounded.
 
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -27,6 +29,15 @@ from lambdas.store.expressions import marshal
 
 _deserializer = TypeDeserializer()
 MAX_ERROR_CHARS = 2000
+# Attributes the store's writes name (the rest of the item is written by `JobItems` alone). A list may
+# filter on the type and the owner: both are copied into the list indexes (`schema.Index.include`).
+JOB_TYPE = "jobType"
+OWNER = "owner"
+STATUS = "status"
+ATTEMPTS = "attempts"
+RESULT = "result"
+LAST_ERROR = "lastError"
+UPDATED_AT = "updatedAt"
 ALERTED_AT = "alertedAt"
 ALERT_CLAIMED_UNTIL = "alertClaimedUntil"
 # When a caller last retried the job (epoch ms): a redriven message sent before it is about a past life.
@@ -99,6 +110,11 @@ def counters_id(parent_id: str) -> str:
 
 def counters_key(parent_id: str) -> dict[str, Any]:
     return key(counters_id(parent_id))
+
+
+def parent_of_counters(item_id: str) -> str:
+    """The fan-out a counters item's id (`counters_id`) belongs to."""
+    return item_id.removesuffix(COUNTERS_SUFFIX)
 
 
 def is_job_item(item: dict[str, Any]) -> bool:
@@ -315,3 +331,25 @@ class JobItems:
         if size > ITEM_SIZE_LIMIT:
             raise ItemTooLargeError(size, ITEM_SIZE_LIMIT)
         return item
+
+
+# The delivery log's sort key (schema.DELIVERIES_SK): "<deliveryId>#<attempt, zero padded>".
+def attempt_key(delivery_id: str, attempt: int) -> str:
+    return f"{attempts_prefix(delivery_id)}{attempt:04d}"
+
+
+def attempts_prefix(delivery_id: str) -> str:
+    """What every attempt key of one delivery begins with."""
+    return f"{delivery_id}#"
+
+
+def sort_value(index: schema.Index, value: int | str) -> Decimal | str:
+    """A value of `index`'s sort key as the index holds it: a number (epoch ms) or text (ISO time)."""
+    return Decimal(str(value)) if index.numeric_sort_key else str(value)
+
+
+def position(item: Mapping[str, Any], index: schema.Index) -> tuple[int | str, str]:
+    """Where an index entry (or a LastEvaluatedKey) stands: its sort key and its job's id."""
+    sort = item[index.sort_key]
+    value: int | str = int(sort["N"]) if "N" in sort else str(sort["S"])
+    return value, str(item[schema.JOBS_PK]["S"])

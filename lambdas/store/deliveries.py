@@ -8,21 +8,22 @@ an attempt's line with the attempt's outcome (`entry`, one transaction); `record
 """
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import TypeSerializer
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.store import schema
 from lambdas.store.clients import client
+from lambdas.store.codec import attempt_key, attempts_prefix, unmarshal
+from lambdas.store.expressions import Query
 from lambdas.store.transactions import Put
 
 RESPONSE_EXCERPT_BYTES = 1024
 
 _serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
 class DeliveryLog:
@@ -64,60 +65,33 @@ class DeliveryLog:
 
     def for_fanout(self, fanout_id: str) -> list[DeliveryAttempt]:
         """Every attempt of a fan-out, grouped by delivery and in attempt order."""
-        return list(
-            self._query(
-                KeyConditionExpression="#pk = :pk",
-                ExpressionAttributeNames={"#pk": schema.DELIVERIES_PK},
-                ExpressionAttributeValues={":pk": {"S": fanout_id}},
-            )
-        )
+        paginator = client("dynamodb").get_paginator("query")
+        query = Query(self._table, (schema.DELIVERIES_PK, fanout_id))
+        return [
+            _from_item(unmarshal(raw))
+            for page in paginator.paginate(**query.params())
+            for raw in page.get("Items", [])
+        ]
 
     def page(
         self, fanout_id: str, delivery_id: str | None, limit: int, after: str | None
     ) -> tuple[list[DeliveryAttempt], str | None]:
         """Up to `limit` attempts of a fan-out (or of one of its deliveries), in delivery and attempt
         order, after the attempt key `after`; and the key to continue after (None at the end)."""
-        condition = "#pk = :pk"
-        names = {"#pk": schema.DELIVERIES_PK}
-        values: dict[str, Any] = {":pk": {"S": fanout_id}}
-        if delivery_id is not None:
-            condition += " AND begins_with(#sk, :delivery)"
-            names["#sk"] = schema.DELIVERIES_SK
-            values[":delivery"] = {"S": attempts_prefix(delivery_id)}
-        params: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "Limit": limit,
-        }
-        if after is not None:
-            params["ExclusiveStartKey"] = {
-                schema.DELIVERIES_PK: {"S": fanout_id},
-                schema.DELIVERIES_SK: {"S": after},
-            }
-        response = client("dynamodb").query(**params)
-        items = [
-            {k: _deserializer.deserialize(v) for k, v in raw.items()} for raw in response.get("Items", [])
-        ]
+        query = Query(
+            self._table,
+            (schema.DELIVERIES_PK, fanout_id),
+            sort=None
+            if delivery_id is None
+            else (schema.DELIVERIES_SK, "begins_with", attempts_prefix(delivery_id)),
+            limit=limit,
+            start=None if after is None else {schema.DELIVERIES_PK: fanout_id, schema.DELIVERIES_SK: after},
+        )
+        response = client("dynamodb").query(**query.params())
+        items = [unmarshal(raw) for raw in response.get("Items", [])]
         last = response.get("LastEvaluatedKey")
         following = str(items[-1][schema.DELIVERIES_SK]) if items and last else None
         return [_from_item(item) for item in items], following
-
-    def _query(self, **params: Any) -> Iterator[DeliveryAttempt]:
-        paginator = client("dynamodb").get_paginator("query")
-        for page in paginator.paginate(TableName=self._table, **params):
-            for raw in page.get("Items", []):
-                yield _from_item({k: _deserializer.deserialize(v) for k, v in raw.items()})
-
-
-def attempt_key(delivery_id: str, attempt: int) -> str:
-    return f"{attempts_prefix(delivery_id)}{attempt:04d}"
-
-
-def attempts_prefix(delivery_id: str) -> str:
-    """What every attempt key of one delivery begins with."""
-    return f"{delivery_id}#"
 
 
 def _excerpt(text: str) -> str:

@@ -11,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from lambdas.store import clients
+from lambdas.store import clients, codec
+from lambdas.store.expressions import Query
 from lambdas.store.listing import ListQuery
 
 _PARALLEL_QUERIES = 16
@@ -75,7 +76,7 @@ class JobGauges:
 
     def _per_shard(self, query: ListQuery, read: _Read) -> list[dict[str, Any]]:
         def one(key: str) -> dict[str, Any]:
-            return dict(self._ddb.query(TableName=self._table, **_params(query, key, read)))
+            return dict(self._ddb.query(**_query(self._table, query, key, read).params()))
 
         return _parallel(one, query.keys)
 
@@ -88,34 +89,20 @@ def _more(pages: list[dict[str, Any]]) -> bool:
     return any("LastEvaluatedKey" in page for page in pages)
 
 
-def _params(query: ListQuery, key: str, read: _Read) -> dict[str, Any]:
+def _query(table: str, query: ListQuery, key: str, read: _Read) -> Query:
     index = query.index
-    names = {"#pk": index.partition_key}
-    values: dict[str, Any] = {":pk": {"S": key}}
-    condition = "#pk = :pk"
-    if read.since is not None:
-        names["#sk"] = index.sort_key
-        values[":since"] = {"N" if index.numeric_sort_key else "S": str(read.since)}
-        condition += " AND #sk >= :since"
-    filters = []
-    for attribute, value in (("jobType", query.job_type), ("owner", query.owner)):
-        if value is not None:
-            names[f"#{attribute}"], values[f":{attribute}"] = attribute, {"S": value}
-            filters.append(f"#{attribute} = :{attribute}")
-    params: dict[str, Any] = {
-        "IndexName": index.name,
-        "KeyConditionExpression": condition,
-        "ScanIndexForward": read.oldest_first,
-        "Limit": read.limit,
-    }
-    if read.attribute is None:
-        params["Select"] = "COUNT"
-    else:
-        names["#value"] = read.attribute
-        params["ProjectionExpression"] = "#value"
-    if filters:
-        params["FilterExpression"] = " AND ".join(filters)
-    return {**params, "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}
+    since = None if read.since is None else (index.sort_key, ">=", codec.sort_value(index, read.since))
+    return Query(
+        table,
+        (index.partition_key, key),
+        sort=since,
+        index=index.name,
+        filters=query.filters(),
+        limit=read.limit,
+        newest_first=not read.oldest_first,
+        projection=() if read.attribute is None else (read.attribute,),
+        count=read.attribute is None,
+    )
 
 
 def _parallel(read: Callable[[str], T], keys: Sequence[str]) -> list[T]:

@@ -1,8 +1,8 @@
-"""The jobs table's plumbing shared by every group of job writes: reads, one conditional update, and
-a job's write together with its parent's in one transaction.
+"""The jobs table's raw reads and writes: a job read (with its fan-out's counters), one conditional
+UpdateItem, the codec that shapes the items, and the clock.
 
-`JobStore` (the lifecycle's transitions), `JobListing` (the listing queries) and `JobActions` (a
-caller's retry and cancel) build on it.
+`JobStore` (every write of a job), `ChildEndings` (a child's terminal write with its fan-out's counters)
+and `JobListing` (the listing queries) each hold one and reach DynamoDB's job items only through it.
 """
 
 import dataclasses
@@ -28,9 +28,9 @@ class JobTable:
         finished_ttl_days: int,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._table = table_name
+        self.name = table_name
         self._shards = shards
-        self._items = codec.JobItems(shards, finished_ttl_days * 86_400)
+        self.items = codec.JobItems(shards, finished_ttl_days * 86_400)
         self._clock = clock
 
     @property
@@ -38,7 +38,7 @@ class JobTable:
         return self._shards
 
     @property
-    def _ddb(self) -> Any:
+    def ddb(self) -> Any:
         return clients.client("dynamodb")
 
     def now(self) -> float:
@@ -47,18 +47,18 @@ class JobTable:
     def get(self, job_id: str, counts: bool = True) -> Job | None:
         """The job (consistent read); a waiting or finished fan-out with its counters item's counts
         (without `counts`, a reader that needs none saves the second read: `children` is then None)."""
-        item = self._raw_item(codec.key(job_id))
+        item = self.raw_item(codec.key(job_id))
         if item is None or not codec.is_job_item(item):
             return None
         if not codec.is_parent_item(item):
             return codec.to_job(item)
         if not counts:
             return dataclasses.replace(codec.to_job(item), children=None)
-        return codec.to_job(item, self._raw_item(codec.counters_key(job_id)))
+        return codec.to_job(item, self.raw_item(codec.counters_key(job_id)))
 
-    def _raw_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
-        item: dict[str, Any] | None = self._ddb.get_item(
-            TableName=self._table, Key=key, ConsistentRead=True
+    def raw_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self.ddb.get_item(
+            TableName=self.name, Key=key, ConsistentRead=True
         ).get("Item")
         return item
 
@@ -66,36 +66,36 @@ class JobTable:
         """The jobs that exist among `job_ids` (consistent reads), in the order of `job_ids`; the
         fan-outs among them with their counters (one more BatchGetItem for those)."""
         keys = [codec.key(i) for i in dict.fromkeys(job_ids)]
-        found = [item for item in batches.get_all(self._ddb, self._table, keys) if codec.is_job_item(item)]
+        found = [item for item in batches.get_all(self.ddb, self.name, keys) if codec.is_job_item(item)]
         parents = [item[schema.JOBS_PK]["S"] for item in found if codec.is_parent_item(item)]
         counters = {}
         if parents:
             counter_keys = [codec.counters_key(p) for p in parents]
-            for item in batches.get_all(self._ddb, self._table, counter_keys):
-                counters[item[schema.JOBS_PK]["S"].removesuffix(codec.COUNTERS_SUFFIX)] = item
+            for item in batches.get_all(self.ddb, self.name, counter_keys):
+                counters[codec.parent_of_counters(item[schema.JOBS_PK]["S"])] = item
         jobs = {j.job_id: j for j in (codec.to_job(i, counters.get(i[schema.JOBS_PK]["S"])) for i in found)}
         return [jobs[i] for i in job_ids if i in jobs]
 
-    def _counters_ttl(self) -> dict[str, int]:
+    def counters_ttl(self) -> dict[str, int]:
         """A counters item expires the finished-job TTL after its last change: about when its parent,
         which finished at its last child's change, does."""
-        return {schema.TTL_ATTRIBUTE: int(self.now()) + self._items.ttl_seconds}
+        return {schema.TTL_ATTRIBUTE: int(self.now()) + self.items.ttl_seconds}
 
-    def _as_job(self, item: dict[str, Any]) -> Job:
+    def as_job(self, item: dict[str, Any]) -> Job:
         """The Job an item just written holds; a fan-out's counts read from its counters item."""
         if not codec.is_parent_item(item):
             return codec.to_job(item)
-        return codec.to_job(item, self._raw_item(codec.counters_key(item[schema.JOBS_PK]["S"])))
+        return codec.to_job(item, self.raw_item(codec.counters_key(item[schema.JOBS_PK]["S"])))
 
-    def _seen(self, job_id: str, failed: ConditionFailedError) -> Job | None:
+    def seen(self, job_id: str, failed: ConditionFailedError) -> Job | None:
         """The item a failed condition saw, from the error when DynamoDB returned it."""
         return codec.to_job(failed.item) if failed.item else self.get(job_id)
 
-    def _update(self, job_id: str, update: Update, returns: str = "ALL_NEW") -> dict[str, Any]:
+    def update(self, job_id: str, update: Update, returns: str = "ALL_NEW") -> dict[str, Any]:
         """Apply `update`; ConditionFailedError (with the item it saw) when its condition fails."""
         with domain_errors():
-            response = self._ddb.update_item(
-                TableName=self._table,
+            response = self.ddb.update_item(
+                TableName=self.name,
                 Key=codec.key(job_id),
                 **update.params(),
                 ReturnValues=returns,
@@ -103,13 +103,15 @@ class JobTable:
             )
         return response.get("Attributes", {})
 
-    def _update_or_stale(self, job_id: str, update: Update) -> Job:
+    def update_or_stale(self, job_id: str, update: Update) -> Job:
+        """Apply `update`, the job as written; StaleAttemptError when its condition fails."""
         try:
-            return self._as_job(self._update(job_id, update))
+            return self.as_job(self.update(job_id, update))
         except ConditionFailedError:
             raise StaleAttemptError(job_id) from None
 
-    def _require(self, job_id: str) -> Job:
+    def require(self, job_id: str) -> Job:
+        """The job, which must exist (LookupError otherwise)."""
         job = self.get(job_id)
         if job is None:
             raise LookupError(job_id)

@@ -32,6 +32,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store import clients, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
+from lambdas.store.expressions import Query
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -282,13 +283,8 @@ class LimitStore:
     def states(self, name: str, limit: Limit) -> Iterator[LimitState]:
         """Each key of limit `name` that has an item, as it stands now."""
         now_ms = self.now() * 1000
-        pages = self._ddb.get_paginator("query").paginate(
-            TableName=self._table,
-            KeyConditionExpression="#pk = :name",
-            ExpressionAttributeNames={"#pk": schema.LIMITS_PK},
-            ExpressionAttributeValues={":name": {"S": name}},
-            ConsistentRead=True,
-        )
+        query = Query(self._table, (schema.LIMITS_PK, name), consistent=True)
+        pages = self._ddb.get_paginator("query").paginate(**query.params())
         for page in pages:
             for raw in page["Items"]:
                 item = {k: _deserializer.deserialize(v) for k, v in raw.items()}

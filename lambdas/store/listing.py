@@ -12,10 +12,11 @@ one shard only, so a page never repeats an item a previous page returned, and no
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from lambdas import config
 from lambdas.store import codec, schema
+from lambdas.store.expressions import Query
 from lambdas.store.job_table import JobTable
 
 # A shard's position: the sort key and job id of the last item taken from it; END when it has no more.
@@ -31,6 +32,11 @@ class ListQuery:
     job_type: str | None = None
     owner: str | None = None  # a filter on the projected owner (a client's `processing` list)
     before: int | str | None = None  # only items whose sort key is below this
+
+    def filters(self) -> dict[str, str]:
+        """The attributes an entry must equal (both are projected into every list index)."""
+        wanted = {codec.JOB_TYPE: self.job_type, codec.OWNER: self.owner}
+        return {name: value for name, value in wanted.items() if value is not None}
 
 
 @dataclass
@@ -52,7 +58,12 @@ class _Budget:
         return self.queries <= 0 or self.items <= 0
 
 
-class JobListing(JobTable):
+class JobListing:
+    """The list queries of the jobs table (`JobStore.list_ids` asks it)."""
+
+    def __init__(self, table: JobTable) -> None:
+        self._table = table
+
     def list_ids(
         self, query: ListQuery, limit: int, positions: Mapping[int, Position | str]
     ) -> tuple[list[str], dict[int, Position | str] | None]:
@@ -96,48 +107,31 @@ class JobListing(JobTable):
 
     def _query(self, query: ListQuery, shard: _Shard, batch: int) -> tuple[list[Position], bool]:
         index = query.index
-        kind = "N" if index.numeric_sort_key else "S"
-        condition = "#pk = :pk"
-        names = {"#pk": index.partition_key}
-        values: dict[str, Any] = {":pk": {"S": shard.key}}
-        if query.before is not None:
-            names["#sk"] = index.sort_key
-            condition += " AND #sk < :before"
-            values[":before"] = {kind: str(query.before)}
-        params: dict[str, Any] = {
-            "TableName": self._table,
-            "IndexName": index.name,
-            "KeyConditionExpression": condition,
-            "ScanIndexForward": False,
-            "Limit": batch,
-        }
-        filters = []
-        for attribute, value in (("jobType", query.job_type), ("owner", query.owner)):
-            if value is not None:
-                names[f"#{attribute}"] = attribute
-                values[f":{attribute}"] = {"S": value}
-                filters.append(f"#{attribute} = :{attribute}")
-        if filters:
-            params["FilterExpression"] = " AND ".join(filters)
-        params["ExpressionAttributeNames"] = names
-        params["ExpressionAttributeValues"] = values
+        start = None
         if shard.start is not None:
             sort_value, job_id = shard.start
-            params["ExclusiveStartKey"] = {
-                **codec.key(job_id),
-                index.partition_key: {"S": shard.key},
-                index.sort_key: {kind: str(sort_value)},
+            start = {
+                schema.JOBS_PK: job_id,
+                index.partition_key: shard.key,
+                index.sort_key: codec.sort_value(index, sort_value),
             }
-        response = self._ddb.query(**params)
-        found = [_position(item, index) for item in response.get("Items", [])]
+        before = (
+            None if query.before is None else (index.sort_key, "<", codec.sort_value(index, query.before))
+        )
+        request = Query(
+            self._table.name,
+            (index.partition_key, shard.key),
+            sort=before,
+            index=index.name,
+            filters=query.filters(),
+            limit=batch,
+            newest_first=True,
+            start=start,
+        )
+        response = self._table.ddb.query(**request.params())
+        found = [codec.position(item, index) for item in response.get("Items", [])]
         more = "LastEvaluatedKey" in response
         if more and not found:
             # Everything read was filtered out: the shard stands past it.
-            shard.start = _position(response["LastEvaluatedKey"], index)
+            shard.start = codec.position(response["LastEvaluatedKey"], index)
         return found, more
-
-
-def _position(item: Mapping[str, Any], index: schema.Index) -> Position:
-    sort = item[index.sort_key]
-    value: int | str = int(sort["N"]) if "N" in sort else str(sort["S"])
-    return value, str(item[schema.JOBS_PK]["S"])

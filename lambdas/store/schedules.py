@@ -16,7 +16,7 @@ from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState
 from lambdas.store import clients, schema, transactions
 from lambdas.store.codec import compact_json, unmarshal
 from lambdas.store.errors import ConditionFailedError, StoreError, TransactionCancelledError, domain_errors
-from lambdas.store.expressions import Update, marshal
+from lambdas.store.expressions import Query, Update, marshal
 
 COUNT_KEY = "#count"  # no schedule id starts with '#'
 COUNT = "schedules"
@@ -81,12 +81,8 @@ class ScheduleStore:
         return _schedule(item) if item else None
 
     def of_owner(self, owner: str) -> Iterator[Schedule]:
-        pages = self._ddb.get_paginator("query").paginate(
-            TableName=self._table,
-            KeyConditionExpression="#o = :o AND #s > :count",
-            ExpressionAttributeNames={"#o": schema.SCHEDULES_PK, "#s": schema.SCHEDULES_SK},
-            ExpressionAttributeValues={":o": {"S": owner}, ":count": {"S": COUNT_KEY}},
-        )
+        query = Query(self._table, (schema.SCHEDULES_PK, owner), sort=(schema.SCHEDULES_SK, ">", COUNT_KEY))
+        pages = self._ddb.get_paginator("query").paginate(**query.params())
         for page in pages:
             yield from (_schedule(item) for item in page["Items"])
 

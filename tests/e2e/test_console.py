@@ -232,7 +232,7 @@ def test_the_job_page_offers_the_actions_the_api_allows_and_no_others(
 ) -> None:
     """The console follows `allowedActions`, not a rule of its own: the same pending job offers Retry
     when the answer says so, and nothing when the answer allows nothing. Seen to fail with
-    `allowedActions(job)` in actions.js deciding from `job.status` again (its old rule)."""
+    `allowedActions(job)` in buttons.js deciding from `job.status` again (its old rule)."""
     job_id = client.submit("test_echo", {}, delaySeconds=600)
     page = console.page
     real = client.job(job_id)

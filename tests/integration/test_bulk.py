@@ -8,7 +8,7 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.lifecycle import actions, bulk
+from lambdas.lifecycle import bulk, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
@@ -272,14 +272,14 @@ def test_a_job_that_moved_before_the_bulk_action_reached_it_counts_as_skipped(
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
     claimed = store.claim(job.job_id, 60)
     # a caller retries one of them between the bulk job's listing and its own retry of it
-    real_retry = actions.retry_job
+    real_retry = retry_cancel.retry_job
 
     def caller_first(store_: JobStore, queue_: JobQueue, caller: Caller, job_id: str) -> Job:
         if job_id == dead[1]:
             real_retry(store_, queue_, caller, job_id)
         return real_retry(store_, queue_, caller, job_id)
 
-    monkeypatch.setattr(actions, "retry_job", caller_first)
+    monkeypatch.setattr(retry_cancel, "retry_job", caller_first)
 
     result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
 

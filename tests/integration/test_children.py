@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle import actions, fan_out
+from lambdas.lifecycle import fan_out, retry_cancel
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
@@ -194,7 +194,7 @@ def test_a_fan_out_retry_retries_every_dead_child_even_when_the_first_finishes_t
     202, the second child left dead)."""
     children = _dead_fan_out(store, 2)
 
-    answer = actions.retry_job(store, _QuickWorker(pipeline.queue_url, store), Caller(OWNER), "fan")
+    answer = retry_cancel.retry_job(store, _QuickWorker(pipeline.queue_url, store), Caller(OWNER), "fan")
 
     assert isinstance(answer, Job)
     assert [_job(store, child).status for child in children] == [JobStatus.DONE] * 2
@@ -207,7 +207,7 @@ def test_a_fan_out_retry_retries_every_dead_child_even_when_the_first_finishes_t
 def test_a_large_fan_outs_retry_is_an_ops_job_that_the_worker_runs_to_the_end(
     pipeline: Pipeline, store: JobStore
 ) -> None:
-    """Item 4. Broken line: `actions._large`'s `> fan_out.INLINE_CHILDREN` as `> 10_000` (every
+    """Item 4. Broken line: `retry_cancel._large`'s `> fan_out.INLINE_CHILDREN` as `> 10_000` (every
     fan-out retried in the request: the answer is the fan-out itself, not an ops job)."""
     children = _dead_fan_out(store, LARGE)
 
@@ -239,7 +239,7 @@ def test_a_large_fan_outs_retry_is_an_ops_job_that_the_worker_runs_to_the_end(
 def test_a_large_fan_outs_cancel_is_an_ops_job_that_cancels_its_pending_children_then_it(
     pipeline: Pipeline, store: JobStore
 ) -> None:
-    """Item 4. Broken line: `actions.cancel_job`'s `if queue is not None and _large(job):` as
+    """Item 4. Broken line: `retry_cancel.cancel_job`'s `if queue is not None and _large(job):` as
     `if False:` (a 200 with every child cancelled in the request)."""
     children = _waiting_fan_out(store, LARGE)
 
@@ -303,7 +303,7 @@ def _keys_written(transaction: dict[str, Any]) -> list[str]:
 def test_a_childs_outcome_writes_the_small_counters_item_and_only_the_last_writes_the_parent(
     pipeline: Pipeline, store: JobStore
 ) -> None:
-    """Item 5. Broken line: `ChildWrites._counters_op`'s key `codec.counters_key(parent_id)` as
+    """Item 5. Broken line: `ChildEndings._counters_op`'s key `codec.counters_key(parent_id)` as
     `codec.key(parent_id)` (the counts on the parent's item, every child rewriting its payload)."""
     children = _waiting_fan_out(store, 4, data={"big": "x" * 100_000})
     parent_item = boto3.client("dynamodb").get_item(TableName=pipeline.table, Key=codec.key("fan"))["Item"]
@@ -330,7 +330,7 @@ def test_a_fan_out_counted_on_its_own_item_before_counters_items_still_finishes(
     pipeline: Pipeline, store: JobStore
 ) -> None:
     """A fan-out whose children were written before counters items existed (none for it): its children
-    count on the parent's item and the last finishes it. Broken line: `ChildWrites._end_child`'s
+    count on the parent's item and the last finishes it. Broken line: `ChildEndings._end_child`'s
     `return self._end_on_parent(...)` for a missing counters item as `return Ended(None)`."""
     payload = {
         "eventType": "e",

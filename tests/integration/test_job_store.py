@@ -290,7 +290,7 @@ def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
 def test_children_of_a_parent_that_is_gone_still_finish(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
-    """Broken line: `ChildWrites._end_child`'s `if seen is None:` as `if False:` (a missing parent is
+    """Broken line: `ChildEndings._end_child`'s `if seen is None:` as `if False:` (a missing parent is
     taken for a waiting one; earlier: `JobStore._finish`'s `if cancelled.failed != {"parent"}:`)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker([parent])
@@ -343,8 +343,8 @@ def test_an_ended_attempts_history_says_when_it_started_and_when_it_ended(
 def test_a_retried_dead_job_is_listed_among_its_owners_pending_jobs(
     pipeline: Pipeline, store: JobStore
 ) -> None:
-    """Broken line: `JobActions.reopen`'s (store/actions.py) `self._items.state(job.job_id, job.owner,
-    ...)` with the owner `None` (the job is keyed under no owner's pending list)."""
+    """Broken line: `JobStore.reopen`'s (store/jobs.py) `self._table.items.state(job.job_id,
+    job.owner, ...)` with the owner `None` (the job is keyed under no owner's pending list)."""
     _new(store, "j", "o")
     dead = store.fail(store.claim("j", LEASE), "boom")
 

@@ -312,3 +312,42 @@ def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_cli
     ]
     client = pipeline.request("GET", "/limits")
     assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
+
+
+PACED = """
+from pydantic import BaseModel
+
+from lambdas.jobs.base import JobType
+from lambdas.models.limits import Limit
+
+
+class Call(BaseModel):
+    customer: str
+
+
+JOB_TYPE = JobType(
+    name="paced_call", payload_model=Call, run=lambda payload, context: None, limits=Limit(per_second=2)
+)
+"""
+
+
+def test_get_limits_lists_a_job_packages_type_as_the_first_request_of_an_api_process(
+    pipeline: Pipeline, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm api process whose first request is GET /limits: the stack's `jobPackages` types are
+    registered for it too. Seen to fail with `services.limits` registering the built-in types only
+    (paced_call missing until another route had run)."""
+    from lambdas.models import settings
+    from tests.support.user_package import write_package
+
+    package = write_package(tmp_path, {"paced_call": PACED})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(config.ENV_JOB_PACKAGES, package.name)
+    settings.reset()
+    try:
+        operator = pipeline.request("GET", "/limits", api_key_id=pipeline.env[config.ENV_OPERATOR_KEY_ID])
+        assert operator.status == 200, operator.body
+        by_type = {limit["type"]: limit for limit in operator.body["limits"]}
+        assert by_type["paced_call"]["perSecond"] == 2
+    finally:
+        registry.unregister("paced_call")

@@ -1,4 +1,4 @@
-"""The caller's operations (lambdas/lifecycle/operations.py, actions.py): scoping, lists and paging,
+"""The caller's operations (lambdas/lifecycle/operations.py, retry_cancel.py): scoping, lists and paging,
 retry and cancel with their races, history across a manual retry."""
 
 import threading
@@ -10,7 +10,7 @@ import pytest
 
 from lambdas import config
 from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
-from lambdas.lifecycle import actions, operations
+from lambdas.lifecycle import operations, retry_cancel
 from lambdas.lifecycle.errors import (
     InvalidCursorError,
     JobNotFoundError,
@@ -64,8 +64,8 @@ def test_another_owners_job_is_not_found_for_every_operation(pipeline: Pipeline,
     for call in (
         lambda: operations.find_job(store, "alices", BOB),
         lambda: operations.list_children(store, BOB, "alices", status=None, limit=10, cursor=None),
-        lambda: actions.retry_job(store, queue, BOB, "alices"),
-        lambda: actions.cancel_job(store, BOB, "alices"),
+        lambda: retry_cancel.retry_job(store, queue, BOB, "alices"),
+        lambda: retry_cancel.cancel_job(store, BOB, "alices"),
     ):
         with pytest.raises(JobNotFoundError):
             call()
@@ -75,7 +75,7 @@ def test_another_owners_job_is_not_found_for_every_operation(pipeline: Pipeline,
         store, OPERATOR, status=JobStatus.DEAD, job_type=None, limit=10, cursor=None
     )
     assert [j.job_id for j in listed.jobs] == ["alices"]
-    assert actions.retry_job(store, queue, OPERATOR, "alices").status is JobStatus.PENDING
+    assert retry_cancel.retry_job(store, queue, OPERATOR, "alices").status is JobStatus.PENDING
 
 
 def test_paging_over_260_jobs_across_shards_has_no_duplicate_and_no_gap(
@@ -144,12 +144,12 @@ def test_retry_keeps_history_and_gives_a_fresh_budget(pipeline: Pipeline, store:
     store.retry(store.claim("j", 60), "first", 0)
     store.fail(store.claim("j", 60), "second")
 
-    retried = actions.retry_job(store, queue, ALICE, "j")
+    retried = retry_cancel.retry_job(store, queue, ALICE, "j")
     again = store.claim("j", 60)
 
     assert (retried.status, retried.attempts) == (JobStatus.PENDING, 0)
     assert (again.attempts, again.attempt_total) == (1, 3)
-    view = JobView.of(again, actions.allowed_actions(again)).model_dump(by_alias=True)
+    view = JobView.of(again, retry_cancel.allowed_actions(again)).model_dump(by_alias=True)
     assert [(h["attempt"], h["outcome"]) for h in view["history"]] == [(1, "retry"), (2, "dead"), (3, None)]
     assert view["history"][1]["error"] == "second"
 
@@ -158,12 +158,12 @@ def test_retry_vs_retry_one_wins(pipeline: Pipeline, store: JobStore) -> None:
     queue = JobQueue(pipeline.queue_url)
     _dead(store, "j")
     outcomes = _race(
-        lambda: actions.retry_job(store, queue, ALICE, "j"),
-        lambda: actions.retry_job(store, queue, ALICE, "j"),
+        lambda: retry_cancel.retry_job(store, queue, ALICE, "j"),
+        lambda: retry_cancel.retry_job(store, queue, ALICE, "j"),
     )
     assert sorted(type(o).__name__ for o in outcomes) == ["Job", "NotRetryableError"]
     with pytest.raises(NotRetryableError, match="pending"):
-        actions.retry_job(store, queue, ALICE, "j")
+        retry_cancel.retry_job(store, queue, ALICE, "j")
 
 
 def test_cancel_vs_claim_a_cancelled_job_never_runs(pipeline: Pipeline, store: JobStore) -> None:
@@ -171,7 +171,7 @@ def test_cancel_vs_claim_a_cancelled_job_never_runs(pipeline: Pipeline, store: J
     for n in range(6):
         _job(store, f"j{n}")
         outcomes = _race(
-            lambda n=n: actions.cancel_job(store, ALICE, f"j{n}"), lambda n=n: store.claim(f"j{n}", 60)
+            lambda n=n: retry_cancel.cancel_job(store, ALICE, f"j{n}"), lambda n=n: store.claim(f"j{n}", 60)
         )
         kinds = sorted(type(o).__name__ for o in outcomes)
         final = store.get(f"j{n}")
@@ -187,7 +187,7 @@ def test_a_message_for_a_cancelled_job_is_dropped_and_acknowledged(
     pipeline: Pipeline, store: JobStore, test_types: None
 ) -> None:
     job_id = pipeline.submit("test_echo", {"value": "x"})
-    actions.cancel_job(store, OPERATOR, job_id)
+    retry_cancel.cancel_job(store, OPERATOR, job_id)
 
     response = pipeline.run_worker()
 
@@ -242,7 +242,7 @@ def test_retry_of_a_fan_out_retries_its_dead_children_and_it_waits_again(
     assert done is not None
     assert done.status is JobStatus.DONE
 
-    retried = actions.retry_job(store, queue, ALICE, "fan")
+    retried = retry_cancel.retry_job(store, queue, ALICE, "fan")
 
     assert retried.status is JobStatus.WAITING
     assert retried.children is not None
@@ -257,7 +257,7 @@ def test_retry_of_a_fan_out_with_a_pending_child_is_refused(pipeline: Pipeline, 
     store.fail(store.claim(children[0], 60), "gone")
 
     with pytest.raises(NotRetryableError, match="waiting"):
-        actions.retry_job(store, queue, ALICE, "fan")
+        retry_cancel.retry_job(store, queue, ALICE, "fan")
 
 
 def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
@@ -266,19 +266,19 @@ def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
     _, children = _fan_out(store, 3)
     store.complete(store.claim(children[0], 60), {})
 
-    cancelled = actions.cancel_job(store, ALICE, "fan")
+    cancelled = retry_cancel.cancel_job(store, ALICE, "fan")
 
     assert cancelled.status is JobStatus.CANCELLED
     assert cancelled.children is not None
     assert (cancelled.children.done, cancelled.children.cancelled) == (1, 2)
     assert (
-        JobView.of(cancelled, actions.allowed_actions(cancelled)).model_dump(by_alias=True)["children"][
+        JobView.of(cancelled, retry_cancel.allowed_actions(cancelled)).model_dump(by_alias=True)["children"][
             "cancelled"
         ]
         == 2
     )
     with pytest.raises(NotCancellableError):
-        actions.cancel_job(store, ALICE, "fan")
+        retry_cancel.cancel_job(store, ALICE, "fan")
 
 
 def _race(*calls: Callable[[], Any]) -> list[Any]:
@@ -345,7 +345,7 @@ def test_deliveries_of_a_fan_out_and_of_one_child_page_through_the_log(
 def test_the_dead_letter_path_leaves_a_cancelled_job_cancelled(pipeline: Pipeline, store: JobStore) -> None:
     """Broken line: `mark_dead`'s `job.status in (JobStatus.DONE, JobStatus.CANCELLED)` without CANCELLED."""
     _job(store, "j")
-    actions.cancel_job(store, ALICE, "j")
+    retry_cancel.cancel_job(store, ALICE, "j")
 
     assert store.mark_dead("j", "redriven") is None
     final = store.get("j")
@@ -354,7 +354,7 @@ def test_the_dead_letter_path_leaves_a_cancelled_job_cancelled(pipeline: Pipelin
 
 
 # A caller's retry racing another change: the 409 names what moved, and a moved child does not stop
-# the others. Found by `make mutate` (mutants of `lambdas/lifecycle/actions.py` no test failed on).
+# the others. Found by `make mutate` (mutants of `lambdas/lifecycle/retry_cancel.py` no test failed on).
 #
 # Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 
@@ -398,7 +398,9 @@ def test_a_fan_out_whose_parent_moved_before_its_retry_retries_on_the_parent_as_
         lambda job: JobStore.reopen(store, _read_back(store, other), store.get("fan"), 60),
     )
 
-    _assert_all_retried(store, actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children)
+    _assert_all_retried(
+        store, retry_cancel.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children
+    )
 
 
 def test_a_child_that_moved_meanwhile_is_left_and_the_others_are_retried(
@@ -409,10 +411,12 @@ def test_a_child_that_moved_meanwhile_is_left_and_the_others_are_retried(
     # the second child is retried by another caller just before ours reaches it
     _meanwhile(store, monkeypatch, 2, lambda job: JobStore.reopen(store, job, store.get("fan"), 60))
 
-    _assert_all_retried(store, actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children)
+    _assert_all_retried(
+        store, retry_cancel.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan"), children
+    )
 
 
-def _assert_all_retried(store: JobStore, retried: Job | actions.Deferred, children: list[str]) -> None:
+def _assert_all_retried(store: JobStore, retried: Job | retry_cancel.Deferred, children: list[str]) -> None:
     assert isinstance(retried, Job)
     assert retried.status is JobStatus.WAITING
     assert [_read_back(store, child).status for child in children] == [JobStatus.PENDING] * len(children)
@@ -432,7 +436,7 @@ def test_a_job_deleted_before_its_retry_is_a_409_that_says_it_is_gone(
     _meanwhile(store, monkeypatch, 1, delete)
 
     with pytest.raises(NotRetryableError, match="job j changed while it was being retried; it is gone now"):
-        actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "j")
+        retry_cancel.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "j")
 
 
 def _read_back(store: JobStore, job_id: str) -> Job:
@@ -542,7 +546,7 @@ def test_a_callers_running_jobs_of_one_type_are_listed_through_both_filters(
 
 
 def test_a_query_page_the_filter_empties_moves_the_shard_on(pipeline: Pipeline, clock: Clock) -> None:
-    """Broken line: `_query`'s `_position(response["LastEvaluatedKey"], index)` without `index`."""
+    """Broken line: `_query`'s `codec.position(response["LastEvaluatedKey"], index)` without `index`."""
     # one shard, so a one-job page reads the shard four items at a time (the smallest batch)
     store = store_from_env(pipeline.env, shards=1)
     for job_id, job_type in [("old", "other")] + [(f"new{n}", "echo") for n in range(6)]:
@@ -582,16 +586,16 @@ def test_each_state_allows_the_actions_that_retry_and_cancel_take(store: JobStor
     dead = _dead(store, "d")
     done = store.complete(store.claim(_job(store, "ok").job_id, 60), {})
     waiting, children = _fan_out(store, 2)
-    assert actions.allowed_actions(pending) == [JobAction.CANCEL]
-    assert actions.allowed_actions(dead) == [JobAction.RETRY]
-    assert actions.allowed_actions(done) == []
-    assert actions.allowed_actions(waiting) == [JobAction.CANCEL]
+    assert retry_cancel.allowed_actions(pending) == [JobAction.CANCEL]
+    assert retry_cancel.allowed_actions(dead) == [JobAction.RETRY]
+    assert retry_cancel.allowed_actions(done) == []
+    assert retry_cancel.allowed_actions(waiting) == [JobAction.CANCEL]
     store.complete(store.claim(children[0], 60), {})
     store.fail(store.claim(children[1], 60), "gone")
     finished = store.get("fan")
     assert finished is not None
     assert finished.status is JobStatus.DONE
-    assert actions.allowed_actions(finished) == [JobAction.RETRY]
-    assert JobView.of(finished, actions.allowed_actions(finished)).model_dump(by_alias=True)[
+    assert retry_cancel.allowed_actions(finished) == [JobAction.RETRY]
+    assert JobView.of(finished, retry_cancel.allowed_actions(finished)).model_dump(by_alias=True)[
         "allowedActions"
     ] == ["retry"]

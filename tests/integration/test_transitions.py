@@ -10,7 +10,7 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.lifecycle import actions
+from lambdas.lifecycle import retry_cancel
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_operations import ALICE, _fan_out
@@ -127,7 +127,7 @@ def test_a_job_goes_dead_in_one_logged_transition_from_the_state_it_really_left(
 # caller's retry and cancel, and the recovery sweep's requeue. Each names the job, its type, the state it
 # really left, the state it entered, the attempt and, for a retry, why; `offload tail` and the demo read them.
 #
-# Found by `make mutate` (mutants of `lambdas/lifecycle/actions.py` and `recovery.py` that changed only
+# Found by `make mutate` (mutants of `lambdas/lifecycle/retry_cancel.py` and `recovery.py` that changed only
 # these lines). Each test was first run against the one-line break its docstring names, seen to fail,
 # then restored.
 
@@ -160,7 +160,7 @@ def test_a_callers_retry_of_a_dead_fan_outs_children_logs_each_child_and_the_par
     for child in children:
         store.fail(store.claim(child, 60), "gone")  # the last child's write finishes the parent: done
 
-    actions.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan")
+    retry_cancel.retry_job(store, JobQueue(pipeline.queue_url), ALICE, "fan")
 
     lines = log_lines()
     for child in children:
@@ -183,7 +183,7 @@ def test_a_callers_cancel_logs_each_job_it_cancelled(
     _, children = _fan_out(store, 2)
 
     assert pipeline.request("POST", f"/jobs/{job_id}/cancel").status == 200
-    actions.cancel_job(store, ALICE, "fan")
+    retry_cancel.cancel_job(store, ALICE, "fan")
 
     lines = log_lines()
     assert transitions(lines, job_id)[-1] == (

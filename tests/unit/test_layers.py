@@ -131,3 +131,46 @@ def test_the_rules_see_a_violation(tmp_path: Path) -> None:
         "lambdas.jobs.types.webhook_delivery",
         "lambdas.jobs.types.webhook_delivery.delivery_id",
     ]
+
+
+def item_names_outside_the_store(path: Path) -> list[str]:
+    """Outside `lambdas/store`, an item's attribute names and key formats are the codec's: a module may use
+    `schema`'s indexes and `codec`'s functions, never an attribute name (`schema.JOBS_PK`, `codec.RUN_AT`)."""
+    tree = ast.parse(path.read_text(), str(path))
+    modules = {"lambdas.store.schema": "schema", "lambdas.store.codec": "codec"}
+    aliases: dict[str, str] = {}  # a local name bound to schema or codec
+    used: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "lambdas.store":
+            aliases.update({a.asname or a.name: a.name for a in node.names if a.name in modules.values()})
+        elif isinstance(node, ast.ImportFrom) and node.module in modules:
+            used.extend((modules[node.module], alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: modules[a.name] for a in node.names if a.name in modules and a.asname})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.append((aliases[node.value.id], node.attr))
+    return sorted(
+        f"{module}.{name}"
+        for module, name in used
+        if not (name.islower() or (module == "schema" and (name == "Index" or name.endswith("_INDEX"))))
+    )
+
+
+OUTSIDE_STORE = sorted(p for p in LAMBDAS.rglob("*.py") if (LAMBDAS / "store") not in p.parents)
+
+
+@pytest.mark.parametrize("path", OUTSIDE_STORE, ids=[str(p.relative_to(LAMBDAS)) for p in OUTSIDE_STORE])
+def test_no_module_outside_the_store_names_an_item_attribute(path: Path) -> None:
+    """Seen to fail on `lifecycle/reads.py` with its list keys written as `f"{schema.OWNER_SHARD}..."`."""
+    assert item_names_outside_the_store(path) == []
+
+
+def test_the_item_rule_sees_an_attribute_name(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from lambdas.store import codec, schema\n"
+        "from lambdas.store.codec import RUN_AT, millis\n"
+        "key = {schema.JOBS_PK: 'j'}, schema.CREATED_INDEX, codec.status_key, codec.COUNTERS_SUFFIX\n"
+    )
+    assert item_names_outside_the_store(probe) == ["codec.COUNTERS_SUFFIX", "codec.RUN_AT", "schema.JOBS_PK"]

@@ -11,7 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller, request_of, services
+from lambdas.handlers.rest.services import ApiServices, RequestCaller, RequestEvent
 from lambdas.lifecycle.submit import submit
 from lambdas.models.api import ChildPage, DeliveryPage, JobPage, JobView, SubmitJobRequest, SubmitJobResponse
 from lambdas.models.job import JobStatus
@@ -37,6 +37,9 @@ _NOT_FOUND = (404, "No such job, or one another client's key submitted.")
 )
 def submit_job(
     request: SubmitJobRequest,
+    caller: RequestCaller,
+    found: ApiServices,
+    event: RequestEvent,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -47,12 +50,11 @@ def submit_job(
         ),
     ] = None,
 ) -> Response[SubmitJobResponse]:
-    found = services()
     submitted = submit(
         request,
         found.store,
         found.queue,
-        caller(router),
+        caller,
         idempotency_key=idempotency_key,
         horizon_seconds=found.settings.schedule_horizon_seconds,
     )
@@ -62,7 +64,7 @@ def submit_job(
         status_code=202,
         content_type=content_types.APPLICATION_JSON,
         body=SubmitJobResponse(job_id=submitted.job.job_id, status=submitted.job.status.value),
-        headers={"Location": job_url(request_of(router), submitted.job.job_id)},
+        headers={"Location": job_url(event, submitted.job.job_id)},
     )
 
 
@@ -76,6 +78,8 @@ def submit_job(
     responses=responses(200, "A page of jobs", JobPage, _BAD_QUERY),
 )
 def list_jobs(
+    caller: RequestCaller,
+    found: ApiServices,
     status: Annotated[JobStatus | None, Query()] = None,
     job_type: Annotated[str | None, Query(alias="type", min_length=1, max_length=64)] = None,
     limit: Limit = 25,
@@ -83,10 +87,9 @@ def list_jobs(
 ) -> JobPage:
     from lambdas.lifecycle.operations import list_jobs as listed
 
-    found = services()
     return listed(
         found.store,
-        caller(router),
+        caller,
         status=status,
         job_type=job_type,
         limit=limit,
@@ -100,11 +103,11 @@ def list_jobs(
     description="The job, its last attempts and, for a fan-out, its children's counts.",
     responses=responses(200, "The job", JobView, 400, _NOT_FOUND),
 )
-def get_job(job_id: JobId) -> JobView:
+def get_job(job_id: JobId, caller: RequestCaller, found: ApiServices) -> JobView:
     from lambdas.lifecycle.operations import allowed_actions, find_job
     from lambdas.lifecycle.uploads import download_links
 
-    job = find_job(services().store, job_id, caller(router))
+    job = find_job(found.store, job_id, caller)
     return JobView.of(job, allowed_actions(job), download_links(job))
 
 
@@ -116,14 +119,15 @@ def get_job(job_id: JobId) -> JobView:
 )
 def list_children(
     job_id: JobId,
+    caller: RequestCaller,
+    found: ApiServices,
     status: Annotated[JobStatus | None, Query()] = None,
     limit: Limit = 25,
     cursor: Cursor = None,
 ) -> ChildPage:
     from lambdas.lifecycle.operations import list_children as listed
 
-    found = services()
-    return listed(found.store, caller(router), job_id, status=status, limit=limit, cursor=cursor)
+    return listed(found.store, caller, job_id, status=status, limit=limit, cursor=cursor)
 
 
 @router.get(
@@ -135,10 +139,9 @@ def list_children(
     ),
     responses=responses(200, "A page of delivery attempts", DeliveryPage, _BAD_QUERY, _NOT_FOUND),
 )
-def list_deliveries(job_id: JobId, limit: Limit = 25, cursor: Cursor = None) -> DeliveryPage:
+def list_deliveries(
+    job_id: JobId, caller: RequestCaller, found: ApiServices, limit: Limit = 25, cursor: Cursor = None
+) -> DeliveryPage:
     from lambdas.lifecycle.operations import list_deliveries as listed
-    from lambdas.store.deliveries import DeliveryLog
 
-    found = services()
-    log = DeliveryLog(found.settings.deliveries_table)
-    return listed(found.store, log, caller(router), job_id, limit=limit, cursor=cursor)
+    return listed(found.store, found.deliveries, caller, job_id, limit=limit, cursor=cursor)

@@ -1,16 +1,11 @@
 """GET /limits: each job type's flow-control limit and its keys in use (the operator's)."""
 
-import functools
-
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller
-from lambdas.jobs.types import register_builtin_types
-from lambdas.lifecycle.limits import Limits, limits_report
-from lambdas.models import settings
+from lambdas.handlers.rest.services import ApiLimits, RequestCaller
+from lambdas.lifecycle.limits import limits_report
 from lambdas.models.limits import LimitsView
-from lambdas.store.limits import LimitStore
 
 router = Router()
 
@@ -18,16 +13,6 @@ _OPERATOR_ONLY = (
     403,
     "Missing or invalid API key (answered by API Gateway), or a client's key: limits are the operator's.",
 )
-
-
-@functools.cache
-def _limits() -> Limits:
-    api = settings.api()
-    register_builtin_types()
-    return Limits(api, LimitStore(api.limits_table), lease_seconds=0)  # reads only: no lease taken
-
-
-settings.forget_on_reset(_limits)
 
 
 @router.get(
@@ -39,5 +24,5 @@ settings.forget_on_reset(_limits)
     ),
     responses=responses(200, "The limits", LimitsView, _OPERATOR_ONLY),
 )
-def get_limits() -> LimitsView:
-    return limits_report(_limits(), caller(router))
+def get_limits(caller: RequestCaller, limits: ApiLimits) -> LimitsView:
+    return limits_report(limits, caller)

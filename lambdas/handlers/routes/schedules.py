@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller, request_of, services
+from lambdas.handlers.rest.services import ApiServices, RequestCaller, RequestEvent
 from lambdas.models.api import SubmitJobResponse
 from lambdas.models.schedule_api import (
     CreateScheduleRequest,
@@ -41,12 +41,13 @@ _INVALID = (400, "An expression or time zone EventBridge Scheduler would refuse,
         422,
     ),
 )
-def create_schedule(request: CreateScheduleRequest) -> Response[ScheduleView]:
+def create_schedule(
+    request: CreateScheduleRequest, caller: RequestCaller, found: ApiServices
+) -> Response[ScheduleView]:
     from lambdas.lifecycle import schedules
 
-    found = services()
     created = schedules.create_schedule(
-        found.schedules, caller(router), request, found.settings.max_schedules_per_client
+        found.schedules, caller, request, found.settings.max_schedules_per_client
     )
     body = schedules.view(found.schedules, found.store, created)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=body)
@@ -58,11 +59,10 @@ def create_schedule(request: CreateScheduleRequest) -> Response[ScheduleView]:
     description="The caller's schedules.",
     responses=responses(200, "The schedules", SchedulePage),
 )
-def list_schedules() -> SchedulePage:
+def list_schedules(caller: RequestCaller, found: ApiServices) -> SchedulePage:
     from lambdas.lifecycle import schedules
 
-    found = services()
-    owned = found.schedules.of_owner(caller(router).owner)
+    owned = found.schedules.of_owner(caller.owner)
     return SchedulePage(schedules=[schedules.view(found.schedules, found.store, s) for s in owned])
 
 
@@ -72,11 +72,10 @@ def list_schedules() -> SchedulePage:
     description="With its next fire times and the jobs of its last firings.",
     responses=responses(200, "The schedule", ScheduleView, 400, _NOT_FOUND),
 )
-def get_schedule(schedule_id: ScheduleId) -> ScheduleView:
+def get_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    found = services()
-    schedule = schedules.find_schedule(found.schedules, caller(router), schedule_id)
+    schedule = schedules.find_schedule(found.schedules, caller, schedule_id)
     return schedules.view(found.schedules, found.store, schedule)
 
 
@@ -86,11 +85,12 @@ def get_schedule(schedule_id: ScheduleId) -> ScheduleView:
     description="Pause (`state: paused`) or resume it, or change its expression, time zone, job or overlap.",
     responses=responses(200, "Changed", ScheduleView, _INVALID, _NOT_FOUND, 422),
 )
-def update_schedule(schedule_id: ScheduleId, request: UpdateScheduleRequest) -> ScheduleView:
+def update_schedule(
+    schedule_id: ScheduleId, request: UpdateScheduleRequest, caller: RequestCaller, found: ApiServices
+) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    found = services()
-    changed = schedules.update_schedule(found.schedules, caller(router), schedule_id, request)
+    changed = schedules.update_schedule(found.schedules, caller, schedule_id, request)
     return schedules.view(found.schedules, found.store, changed)
 
 
@@ -100,11 +100,10 @@ def update_schedule(schedule_id: ScheduleId, request: UpdateScheduleRequest) -> 
     description="It fires no more; the jobs it created stay. Answers the schedule as it was.",
     responses=responses(200, "Deleted", ScheduleView, 400, _NOT_FOUND),
 )
-def delete_schedule(schedule_id: ScheduleId) -> ScheduleView:
+def delete_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    found = services()
-    deleted = schedules.delete_schedule(found.schedules, caller(router), schedule_id)
+    deleted = schedules.delete_schedule(found.schedules, caller, schedule_id)
     return schedules.view(found.schedules, found.store, deleted, upcoming=False)
 
 
@@ -114,11 +113,12 @@ def delete_schedule(schedule_id: ScheduleId) -> ScheduleView:
     description="One firing now, paused or not: 202 with the job it created.",
     responses=responses(202, "Started", SubmitJobResponse, 400, _NOT_FOUND),
 )
-def run_schedule(schedule_id: ScheduleId) -> Response[SubmitJobResponse]:
+def run_schedule(
+    schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle import schedules
 
-    found = services()
-    schedule = schedules.find_schedule(found.schedules, caller(router), schedule_id)
+    schedule = schedules.find_schedule(found.schedules, caller, schedule_id)
     fired = schedules.fire(
         found.schedules, found.store, found.queue, schedule, int(found.store.now() * 1000), now_run=True
     )
@@ -128,5 +128,5 @@ def run_schedule(schedule_id: ScheduleId) -> Response[SubmitJobResponse]:
         status_code=202,
         content_type=content_types.APPLICATION_JSON,
         body=SubmitJobResponse(job_id=job.job_id, status=job.status.value),
-        headers={"Location": job_url(request_of(router), job.job_id)},
+        headers={"Location": job_url(event, job.job_id)},
     )

@@ -3,7 +3,7 @@
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from lambdas.handlers.rest.openapi import responses
-from lambdas.handlers.rest.services import caller, services
+from lambdas.handlers.rest.services import ApiServices, RequestCaller
 from lambdas.models.stats import StatsView
 
 router = Router()
@@ -18,15 +18,13 @@ router = Router()
     ),
     responses=responses(200, "Statistics", StatsView),
 )
-def get_stats() -> StatsView:
+def get_stats(caller: RequestCaller, found: ApiServices) -> StatsView:
     from lambdas.lifecycle.stats import pipeline_stats
-    from lambdas.store.gauges import JobGauges
 
-    found = services()
     return pipeline_stats(
         found.store,
-        JobGauges(found.settings.jobs_table),
-        caller(router),
+        found.gauges,
+        caller,
         queue_url=found.settings.queue_url,
         dlq_url=found.settings.dlq_url,
     )

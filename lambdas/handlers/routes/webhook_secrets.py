@@ -1,16 +1,14 @@
 """The webhook signing secrets: a key reads its own (`GET /webhook-secret`), the operator any client's
 (`?client=`), and the operator alone rotates one (`POST /webhook-secret/rotate`)."""
 
-import functools
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
-from lambdas.handlers.rest.services import caller
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets, client_of, require_operator, webhook_secrets
-from lambdas.models import settings
+from lambdas.handlers.rest.services import ApiSecrets, RequestCaller
+from lambdas.lifecycle.webhook_secrets import client_of, require_operator
 from lambdas.models.webhook_secrets import CLIENT_PATTERN, RotateSecretRequest, WebhookSecretView
 
 router = Router()
@@ -25,14 +23,6 @@ _OPERATOR_ONLY = (
 )
 
 
-@functools.cache
-def _secrets() -> WebhookSecrets:
-    return webhook_secrets(settings.api())
-
-
-settings.forget_on_reset(_secrets)
-
-
 @router.get(
     "/webhook-secret",
     summary="A webhook signing secret",
@@ -43,6 +33,8 @@ settings.forget_on_reset(_secrets)
     responses=responses(200, "The secret", WebhookSecretView, 400, _OTHER_CLIENT),
 )
 def get_webhook_secret(
+    caller: RequestCaller,
+    secrets: ApiSecrets,
     client: Annotated[
         str | None,
         Query(
@@ -51,8 +43,7 @@ def get_webhook_secret(
         ),
     ] = None,
 ) -> WebhookSecretView:
-    found = _secrets()
-    return WebhookSecretView.of(found.of(client_of(caller(router), client)), found.now())
+    return WebhookSecretView.of(secrets.of(client_of(caller, client)), secrets.now())
 
 
 @router.post(
@@ -71,7 +62,8 @@ def get_webhook_secret(
         (409, "Other rotations of the same client kept changing it (`concurrent_rotation`): try again."),
     ),
 )
-def rotate_webhook_secret(request: RotateSecretRequest) -> WebhookSecretView:
-    require_operator(caller(router))
-    found = _secrets()
-    return WebhookSecretView.of(found.rotate(request.client), found.now())
+def rotate_webhook_secret(
+    request: RotateSecretRequest, caller: RequestCaller, secrets: ApiSecrets
+) -> WebhookSecretView:
+    require_operator(caller)
+    return WebhookSecretView.of(secrets.rotate(request.client), secrets.now())

@@ -39,7 +39,7 @@ from lambdas.jobs import ssrf, webhook_signing
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError, RetryLater
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job
-from lambdas.models.limits import Limit
+from lambdas.models.limits import Limit, LimitKey
 from lambdas.models.settings import WebhookPolicySettings, forget_on_reset
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
@@ -319,5 +319,5 @@ JOB_TYPE = JobType(
     run=run,
     public=False,
     # A receiver sees at most this many deliveries at once (CDK context webhookHostConcurrency).
-    limits=Limit(concurrency=config.WEBHOOK_HOST_CONCURRENCY, key="host"),
+    limits=Limit(concurrency=config.WEBHOOK_HOST_CONCURRENCY, key=LimitKey.HOST),
 )

@@ -2,7 +2,7 @@
 // fan-out its children and their deliveries. Refreshed in place every few seconds.
 
 import { ApiError, call, describe, every, jobPath } from './api.js';
-import { allowedActions, cancelButton, retryButton } from './actions.js';
+import { allowedActions, cancelButton, retryButton } from './buttons.js';
 import { el, rerender, replace, stateLine, statusBadge, table, time } from './dom.js';
 import { pagedSection } from './paged.js';
 

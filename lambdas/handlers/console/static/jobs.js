@@ -2,7 +2,7 @@
 // seconds without moving the page or the keyboard focus.
 
 import { call, describe, every } from './api.js';
-import { retryAllDeadButton } from './actions.js';
+import { retryAllDeadButton } from './buttons.js';
 import { STATES, el, replace, rerender, stateLine, statusBadge, table, time } from './dom.js';
 
 const REFRESH_MS = 5000;

@@ -2,7 +2,7 @@
 // link to its job page), and Pause/Resume, Run now and Delete (which asks first). Refreshed in place.
 
 import { ApiError, call, describe, every, schedulePath } from './api.js';
-import { act, perform } from './actions.js';
+import { act, perform } from './buttons.js';
 import { el, rerender, replace, stateLine, statusBadge, table, time } from './dom.js';
 import { stateBadge } from './schedules.js';
 

@@ -1,5 +1,6 @@
-"""Acting on jobs: retry and cancel one (the caller's own, or any for the operator), and the operator's
-bulk retry and cancel, which start an ops job that does the work in the worker."""
+"""The routes that change jobs: POST /jobs/{jobId}/retry, /cancel and /reschedule (the caller's own job,
+or any for the operator), and the operator's bulk POST /jobs/retry and /jobs/cancel, which start an ops
+job that does the work in the worker."""
 
 from typing import Annotated
 
@@ -10,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
-from lambdas.handlers.rest.services import caller, request_of, services
+from lambdas.handlers.rest.services import ApiServices, RequestCaller, RequestEvent
 from lambdas.models.api import BulkRequest, JobView, RescheduleRequest, SubmitJobResponse
 from lambdas.models.job import JobAction
 
@@ -24,12 +25,12 @@ _OPERATOR_ONLY = (
 )
 
 
-def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
+def _accepted(event: RequestEvent, job_id: str, status: str) -> Response[SubmitJobResponse]:
     return Response(
         status_code=202,
         content_type=content_types.APPLICATION_JSON,
         body=SubmitJobResponse(job_id=job_id, status=status),
-        headers={"Location": job_url(request_of(router), job_id)},
+        headers={"Location": job_url(event, job_id)},
     )
 
 
@@ -51,15 +52,16 @@ def _accepted(job_id: str, status: str) -> Response[SubmitJobResponse]:
         (409, "The job is not in a state that can be retried (`not_retryable`)."),
     ),
 )
-def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
+def retry_job(
+    job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle.operations import Deferred
     from lambdas.lifecycle.operations import retry_job as retry
 
-    found = services()
-    job = retry(found.store, found.queue, caller(router), job_id)
+    job = retry(found.store, found.queue, caller, job_id)
     if isinstance(job, Deferred):
         job = job.job
-    return _accepted(job.job_id, job.status.value)
+    return _accepted(event, job.job_id, job.status.value)
 
 
 @router.post(
@@ -80,14 +82,15 @@ def retry_job(job_id: JobId) -> Response[SubmitJobResponse]:
         also=(202, "A large fan-out: the ops job that cancels it was started.", SubmitJobResponse),
     ),
 )
-def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
+def cancel_job(
+    job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[JobView | SubmitJobResponse]:
     from lambdas.lifecycle.operations import Deferred, allowed_actions
     from lambdas.lifecycle.operations import cancel_job as cancel
 
-    found = services()
-    job = cancel(found.store, caller(router), job_id, found.queue)
+    job = cancel(found.store, caller, job_id, found.queue)
     if isinstance(job, Deferred):
-        return _accepted(job.job.job_id, job.job.status.value)  # type: ignore[return-value]
+        return _accepted(event, job.job.job_id, job.job.status.value)  # type: ignore[return-value]
     return Response(
         status_code=200,
         content_type=content_types.APPLICATION_JSON,
@@ -112,22 +115,24 @@ def cancel_job(job_id: JobId) -> Response[JobView | SubmitJobResponse]:
         (409, "The job started, finished or was cancelled (`not_reschedulable`)."),
     ),
 )
-def reschedule_job(job_id: JobId, request: RescheduleRequest) -> JobView:
+def reschedule_job(
+    job_id: JobId, request: RescheduleRequest, caller: RequestCaller, found: ApiServices
+) -> JobView:
     from lambdas.lifecycle.operations import allowed_actions
     from lambdas.lifecycle.start_times import reschedule_job as reschedule
 
-    found = services()
     horizon = found.settings.schedule_horizon_seconds
-    moved = reschedule(found.store, found.queue, caller(router), job_id, request.run_at, horizon)
+    moved = reschedule(found.store, found.queue, caller, job_id, request.run_at, horizon)
     return JobView.of(moved, allowed_actions(moved))
 
 
-def _bulk(action: JobAction, request: BulkRequest) -> Response[SubmitJobResponse]:
+def _bulk(
+    action: JobAction, request: BulkRequest, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle.operations import start_bulk
 
-    found = services()
-    job = start_bulk(found.store, found.queue, caller(router), action, request)
-    return _accepted(job.job_id, job.status.value)
+    job = start_bulk(found.store, found.queue, caller, action, request)
+    return _accepted(event, job.job_id, job.status.value)
 
 
 @router.post(
@@ -139,8 +144,10 @@ def _bulk(action: JobAction, request: BulkRequest) -> Response[SubmitJobResponse
     ),
     responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
 )
-def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
-    return _bulk(JobAction.RETRY, request)
+def bulk_retry(
+    request: BulkRequest, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[SubmitJobResponse]:
+    return _bulk(JobAction.RETRY, request, caller, found, event)
 
 
 @router.post(
@@ -152,5 +159,7 @@ def bulk_retry(request: BulkRequest) -> Response[SubmitJobResponse]:
     ),
     responses=responses(202, "Started", SubmitJobResponse, 400, _OPERATOR_ONLY),
 )
-def bulk_cancel(request: BulkRequest) -> Response[SubmitJobResponse]:
-    return _bulk(JobAction.CANCEL, request)
+def bulk_cancel(
+    request: BulkRequest, caller: RequestCaller, found: ApiServices, event: RequestEvent
+) -> Response[SubmitJobResponse]:
+    return _bulk(JobAction.CANCEL, request, caller, found, event)

@@ -1,0 +1,44 @@
+"""A limit's key kinds (`LimitKey`): each one a limit accepts is the one `key_of` reads a job by."""
+
+import pytest
+
+from lambdas.lifecycle.limits import MISSING_FIELD, key_of
+from lambdas.models.job import Job, JobStatus
+from lambdas.models.limits import WHOLE_TYPE, Limit, LimitKey
+
+
+def _job(owner: str = "key-alice", **payload: object) -> Job:
+    return Job(
+        job_id="j",
+        job_type="test_limited",
+        status=JobStatus.PENDING,
+        payload=dict(payload),
+        attempts=0,
+        max_attempts=5,
+        created_at="2026-12-02T00:00:00Z",
+        updated_at="2026-12-02T00:00:00Z",
+        due_at=0,
+        owner=owner,
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (LimitKey.NONE, WHOLE_TYPE),
+        (LimitKey.OWNER, "key-alice"),
+        (LimitKey.HOST, "hooks.example.com:8443"),
+        (f"{LimitKey.PAYLOAD}customer", "c-7"),
+    ],
+)
+def test_each_key_kind_counts_a_job_by_its_own_value(key: str, expected: str) -> None:
+    """Seen to fail with `LimitKey.HOST` as "hosts" (the validator refuses it: a limit no stack can
+    declare), and with `key_of` comparing to `LimitKey.OWNER` dropped (the owner read as a payload field)."""
+    job = _job(url="https://Hooks.Example.com:8443/in", customer="c-7")
+    assert key_of(Limit(concurrency=1, key=key), job) == expected
+
+
+def test_a_payload_key_without_a_field_is_refused_and_a_missing_field_shares_one_key() -> None:
+    with pytest.raises(ValueError, match="key is one of"):
+        Limit(concurrency=1, key=LimitKey.PAYLOAD)
+    assert key_of(Limit(concurrency=1, key=f"{LimitKey.PAYLOAD}customer"), _job()) == MISSING_FIELD
