@@ -113,3 +113,30 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     assert len(receiver.requests) == ENDPOINTS
     log = DeliveryLog(stack.deliveries_table).for_fanout(fanout_id)
     assert sorted(entry.endpoint_id for entry in log) == [t["id"] for t in targets]
+
+
+def test_a_fan_out_with_a_large_event_waits_in_two_writes_and_its_children_read_the_event(
+    stack, receiver, calls: Counter[str]
+) -> None:
+    """A parent over TRANSACTIONAL_WAIT_MAX_BYTES is not written in a transaction (it would bill twice
+    its size to save one call), and an event over CARRIED_EVENT_BYTES is read from the parent, once per
+    batch. Broken lines, each seen to fail: `JobStore.await_children`'s `if len(...) <=
+    TRANSACTIONAL_WAIT_MAX_BYTES:` as `if True:` (a TransactWriteItems for the large parent);
+    `webhook_fanout.run`'s `if len(body) <= CARRIED_EVENT_BYTES` as `if True` (the children's payload
+    refuses the large body: the fan-out fails)."""
+    pipeline = stack.pipeline
+    targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
+    data = {"notes": "n" * 2048}
+    fanout_id = pipeline.submit("webhook_fanout", {"eventType": "e", "data": data, "endpoints": targets})
+
+    calls.clear()
+    assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
+    # its claim, its move to waiting and the arming of its counters item apart
+    assert calls == {"UpdateItem": 3, "BatchWriteItem": 1, "SendMessageBatch": 1}
+
+    calls.clear()
+    assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
+    # one read of the parent's event and one of the client's secrets for the whole batch
+    assert calls["GetItem"] == 2
+    assert pipeline.job(fanout_id)["status"] == "done"
+    assert len(receiver.requests) == ENDPOINTS
