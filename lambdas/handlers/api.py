@@ -4,8 +4,13 @@ webhook_secrets, schedules, limits) and POST /uploads.
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
 calling and what a route works with is `rest.services` (each route declares them, Powertools'
 `Depends` hands them over), and what a route does is the lifecycle's. POST /jobs's path (the store,
-boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded; the
-other routes import what only they use when they first run, and build their models' validators then.
+boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded. The
+route groups (`_GROUPS`) are included in the resolver when a request first needs one: a request loads
+the group its path belongs to and every group before it, so the resolver always holds a prefix of the
+groups in one order (the order in which routes are matched and the OpenAPI document lists them), and a
+path no group answers loads them all before the resolver says 404. An api instance that only ever
+takes submissions never loads the other routes' modules; those import what only they use when they
+first run, and build their models' validators then.
 
 Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api > docs/openapi.json`.
 """
@@ -14,32 +19,65 @@ Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api >
 from lambdas.handlers import startup  # isort: split
 
 import functools
+import importlib
+from threading import Lock
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from lambdas.handlers.console.routes import router as console_router
 from lambdas.handlers.rest.body import as_json_request, read_json_body
 from lambdas.handlers.rest.errors import install_error_map
 from lambdas.handlers.rest.identity import without_key_value
 from lambdas.handlers.rest.openapi import OpenApiDocument, describe_api, responses
 from lambdas.handlers.rest.security import with_security_headers
 from lambdas.handlers.rest.services import RequestCaller
-from lambdas.handlers.routes import job_changes, jobs, limits, schedules, stats, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.uploads import CreateUploadRequest, CreateUploadResponse
 from lambdas.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read_json_body)
 install_error_map(app)
-for routes in (jobs, job_changes, stats, webhook_secrets, schedules, limits):
-    app.include_router(routes.router)
-app.include_router(console_router)
+own = Router()  # this module's routes, the last group
+
+# The route groups in the order the resolver includes them, each a module with a `router`, and the
+# first segment of the paths it answers.
+_GROUPS: tuple[tuple[str, str], ...] = (
+    ("lambdas.handlers.routes.jobs", "jobs"),
+    ("lambdas.handlers.routes.job_changes", "jobs"),  # only paths below /jobs: a submission loads none
+    ("lambdas.handlers.routes.stats", "stats"),
+    ("lambdas.handlers.routes.webhook_secrets", "webhook-secret"),
+    ("lambdas.handlers.routes.schedules", "schedules"),
+    ("lambdas.handlers.routes.limits", "limits"),
+    ("lambdas.handlers.console.routes", "console"),
+    (__name__, ""),  # POST /uploads, GET /openapi.json, and any path no other group answers
+)
+_included: list[str] = []
+_including = Lock()
 
 
-@app.post(
+def group_of(path: str) -> int:
+    """The index in `_GROUPS` of the last group a route of `path` can be in: the first group of its
+    first segment for a one-segment path, the last for a longer one, the last of all for another."""
+    segments = path.strip("/").split("/")
+    of_segment = [index for index, (_, first) in enumerate(_GROUPS) if first and first == segments[0]]
+    if not of_segment:
+        return len(_GROUPS) - 1
+    return of_segment[0] if len(segments) == 1 else of_segment[-1]
+
+
+def include_routes(through: int = len(_GROUPS) - 1) -> None:
+    """Include the route groups up to `through` (all by default) that are not included yet, in order."""
+    with _including:
+        for module, _ in _GROUPS[len(_included) : through + 1]:
+            routes = own if module == __name__ else importlib.import_module(module).router
+            app.include_router(routes)
+            _included.append(module)
+
+
+@own.post(
     "/uploads",
     summary="Get an upload URL",
     description=(
@@ -56,7 +94,7 @@ def create_upload(request: CreateUploadRequest, caller: RequestCaller) -> Respon
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)
 
 
-@app.get(
+@own.get(
     "/openapi.json",
     summary="This API's OpenAPI document",
     description=(
@@ -71,6 +109,7 @@ def get_openapi() -> Response[str]:
 
 @functools.cache
 def _served_document() -> str:
+    include_routes()
     return describe_api(app, settings.api().job_packages)
 
 
@@ -86,13 +125,17 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 @tracer.capture_lambda_handler_without_response
 @metrics.log_metrics
 def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return with_security_headers(app.resolve(as_json_request(event), context))
+    request = as_json_request(event)
+    include_routes(group_of(str(request.get("path") or "/")))
+    return with_security_headers(app.resolve(request, context))
 
 
 def openapi_document() -> str:
+    include_routes()
     return describe_api(app)
 
 
+include_routes(group_of("/jobs"))  # POST /jobs's group loads with the module (see the docstring)
 startup.loaded()
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas.lifecycle import schedules
-from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.factory import job_store
 from lambdas.store.jobs import JobStore
@@ -28,15 +27,17 @@ from lambdas.store.schedules import ScheduleStore
 
 @cache
 def _parts() -> tuple[ScheduleStore, JobStore, JobQueue]:
+    # The settings model, and pydantic with it, load with the first tick rather than the module, as
+    # in the recovery function (docs/performance.md, "Cold start and first call").
+    from lambdas.models import settings
+
+    settings.forget_on_reset(_parts)
     firing = settings.firing()
     return (
         ScheduleStore(firing.schedules_table),
         job_store(firing),
         JobQueue(firing.queue_url, firing.job_queue_urls),
     )
-
-
-settings.forget_on_reset(_parts)
 
 
 # The stack's one EventBridge Scheduler schedule sends `{"tick": "<aws.scheduler.scheduled-time>"}` every

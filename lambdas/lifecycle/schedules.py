@@ -11,28 +11,29 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from lambdas.lifecycle.errors import InvalidScheduleError, ScheduleLimitError, ScheduleNotFoundError
 from lambdas.lifecycle.start_times import send_if_pending
 from lambdas.models import schedule_expressions as expressions
-from lambdas.models.api import SubmitJobRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
-from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState
-from lambdas.models.schedule_api import (
-    NEXT_SHOWN,
-    CreateScheduleRequest,
-    ScheduledJob,
-    ScheduleFiring,
-    ScheduleView,
-    UpdateScheduleRequest,
-)
+from lambdas.models.schedule import NEXT_SHOWN, Firing, Overlap, Schedule, ScheduleState
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import JobExistsError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from lambdas.store.schedules import ScheduleChangedError, ScheduleLimitReachedError, ScheduleStore
+
+if TYPE_CHECKING:
+    # The API's models: the schedules function, which only fires schedules, never loads them.
+    from lambdas.models.schedule_api import (
+        CreateScheduleRequest,
+        ScheduledJob,
+        ScheduleView,
+        UpdateScheduleRequest,
+    )
 
 # A firing's job id: uuid5 of (owner, schedule id, the firing's time in epoch ms) in this namespace.
 _FIRING_NAMESPACE = uuid.UUID("0b9c3f1e-2a57-4d8e-9f61-3c7a5e2d4b18")
@@ -75,16 +76,17 @@ def next_fire_times(schedule: Schedule, after: float, count: int = NEXT_SHOWN) -
     )
 
 
-def _checked_job(job: ScheduledJob, owner: str) -> dict[str, object]:
+def _checked_job(job: "ScheduledJob", owner: str) -> dict[str, object]:
     """The job's payload as POST /jobs would store it for its owner (its type's checks included)."""
     from lambdas.lifecycle.submit import validated_payload  # the one check POST /jobs makes
+    from lambdas.models.api import SubmitJobRequest
 
     request = SubmitJobRequest(type=job.type, payload=job.payload, max_attempts=job.max_attempts)
     return validated_payload(request, owner)
 
 
 def create_schedule(
-    schedules: ScheduleStore, caller: Caller, request: CreateScheduleRequest, cap: int
+    schedules: ScheduleStore, caller: Caller, request: "CreateScheduleRequest", cap: int
 ) -> Schedule:
     now = schedules.now()
     check_expression(request.expression, request.time_zone, now)
@@ -117,7 +119,7 @@ def find_schedule(schedules: ScheduleStore, caller: Caller, schedule_id: str) ->
 
 
 def update_schedule(
-    schedules: ScheduleStore, caller: Caller, schedule_id: str, request: UpdateScheduleRequest
+    schedules: ScheduleStore, caller: Caller, schedule_id: str, request: "UpdateScheduleRequest"
 ) -> Schedule:
     seen = find_schedule(schedules, caller, schedule_id)
     changed = replace(
@@ -157,8 +159,10 @@ def delete_schedule(schedules: ScheduleStore, caller: Caller, schedule_id: str) 
 
 def view(
     schedules: ScheduleStore, store: JobStore, schedule: Schedule, upcoming: bool = True
-) -> ScheduleView:
+) -> "ScheduleView":
     """The schedule with its next fire times (none while paused, or without `upcoming`) and last jobs."""
+    from lambdas.models.schedule_api import ScheduleFiring, ScheduleView
+
     shown = upcoming and schedule.state is ScheduleState.ENABLED
     times = next_fire_times(schedule, schedules.now()) if shown else []
     jobs = {job.job_id: job for job in store.get_many([f.job_id for f in schedule.recent])}

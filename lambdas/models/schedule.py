@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+NEXT_SHOWN = 5  # the firings a schedule's view lists ahead
+
 
 class Overlap(StrEnum):
     ALLOW = "allow"  # every firing creates its job

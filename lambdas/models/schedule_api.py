@@ -6,9 +6,7 @@ from pydantic import Field
 
 from lambdas import config
 from lambdas.models.api import _Wire
-from lambdas.models.schedule import Overlap, Schedule, ScheduleState
-
-NEXT_SHOWN = 5
+from lambdas.models.schedule import NEXT_SHOWN, Overlap, Schedule, ScheduleState
 
 
 class ScheduledJob(_Wire):

@@ -251,8 +251,9 @@ def cached(model: type[E]) -> Callable[[], E]:
 
 
 def forget_on_reset(cache: _Clearable) -> None:
-    """Have `reset()` also clear another per-process cache (anything with `cache_clear`)."""
-    _caches.append(cache)
+    """Have `reset()` also clear another per-process cache (anything with `cache_clear`), once."""
+    if cache not in _caches:
+        _caches.append(cache)
 
 
 def reset() -> None:

@@ -38,7 +38,7 @@ def test_dead_letter_and_recovery_never_load_the_api_models_or_the_job_types(han
     loaded = modules_after_import(handler)
     assert "lambdas.models.api" not in loaded
     assert not any(name.startswith("lambdas.jobs") for name in loaded)
-    assert "aws_lambda_powertools.event_handler" not in loaded
+    assert "aws_lambda_powertools.event_handler.api_gateway" not in loaded
     assert "PIL" not in loaded
 
 
@@ -91,12 +91,24 @@ def test_the_api_builds_no_validator_of_the_other_routes_models_at_import() -> N
 
 def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_module() -> None:
     loaded = modules_after_import("lambdas.handlers.worker")
-    assert "aws_lambda_powertools.utilities.data_classes" not in loaded
+    assert not any(name.startswith("aws_lambda_powertools.utilities.data_classes.") for name in loaded)
 
 
-@pytest.mark.parametrize("handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery"])
-def test_dead_letter_and_recovery_load_pydantic_with_their_settings_on_their_first_call(handler: str) -> None:
+@pytest.mark.parametrize(
+    "handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery", "lambdas.handlers.schedules"]
+)
+def test_dead_letter_recovery_and_schedules_load_pydantic_with_their_settings_on_their_first_call(
+    handler: str,
+) -> None:
+    """Seen to fail for schedules with `settings` imported at its module's top again."""
     assert "pydantic" not in modules_after_import(handler)
+
+
+def test_the_schedules_function_never_loads_the_apis_models() -> None:
+    """Seen to fail with `lifecycle.schedules` importing `SubmitJobRequest` at its top again."""
+    loaded = modules_after_import("lambdas.handlers.schedules", "from lambdas.models import settings")
+    assert "lambdas.models.api" not in loaded
+    assert "lambdas.models.schedule_api" not in loaded
 
 
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
@@ -144,3 +156,66 @@ def test_a_function_builds_the_validator_of_its_own_settings_model_only() -> Non
         "[m.__name__ for m in models if getattr(m, '__pydantic_complete__', False)]",
     )
     assert built == {"RecoverySettings"}
+
+
+def test_the_api_loads_one_powertools_resolver_and_no_other_event_sources_classes() -> None:
+    """Seen to fail with `startup`'s deferral of the two packages removed (the AppSync resolver,
+    asyncio and every event class load with the resolver's package)."""
+    loaded = modules_after_import("lambdas.handlers.api")
+    assert "aws_lambda_powertools.event_handler.api_gateway" in loaded
+    for unused in (
+        "asyncio",
+        "aws_lambda_powertools.event_handler.appsync",
+        "aws_lambda_powertools.event_handler.bedrock_agent",
+        "aws_lambda_powertools.utilities.data_classes.s3_batch_operation_event",
+        "aws_lambda_powertools.utilities.data_classes.kafka_event",
+    ):
+        assert unused not in loaded
+
+
+def test_a_deferred_package_still_offers_every_name_it_defines_the_same_objects() -> None:
+    """Seen to fail with `reexports` returning nothing (`S3Event`, imported from the package by
+    `sqs_event` while that module loads, ran the `__init__` into a circular import)."""
+    same = probe(
+        "lambdas.handlers.startup",
+        "from aws_lambda_powertools.utilities.data_classes import SQSEvent\n"
+        "from aws_lambda_powertools.event_handler import APIGatewayRestResolver, content_types\n"
+        "import aws_lambda_powertools.utilities.data_classes as classes, aws_lambda_powertools.event_handler as handlers\n"
+        "from aws_lambda_powertools.utilities.data_classes import sqs_event\n"
+        "early = [SQSEvent is sqs_event.SQSEvent, 'S3Event' in vars(classes), hasattr(content_types, 'APPLICATION_JSON')]\n"
+        "from aws_lambda_powertools.event_handler import AppSyncResolver  # from its submodule alone\n"
+        "from aws_lambda_powertools.event_handler.appsync import AppSyncResolver as defined\n"
+        "names = [n for p in (classes, handlers) for n in p.__all__ if getattr(p, n) is None]  # runs the __init__",
+        "[f'early {early}', f'after {AppSyncResolver is defined}', f'missing {names}']",
+    )
+    assert same == {"early [True, False, True]", "after True", "missing []"}
+
+
+def test_the_api_loads_the_routes_of_the_submissions_group_only() -> None:
+    """Seen to fail with every group included at import (`include_routes()` for `group_of("/jobs")`)."""
+    loaded = modules_after_import("lambdas.handlers.api")
+    assert "lambdas.handlers.routes.jobs" in loaded
+    for later in ("job_changes", "stats", "webhook_secrets", "schedules", "limits"):
+        assert f"lambdas.handlers.routes.{later}" not in loaded
+    assert "lambdas.handlers.console.routes" not in loaded
+
+
+def test_a_path_loads_the_group_of_every_route_it_can_match() -> None:
+    """Every route's own path, and a longer one under it, asks for its group or a later one, so no
+    request reaches the resolver before the route that answers it is included. Seen to fail with the
+    job_changes group's segment set to `job`, and with a one-segment path taking the last group of its
+    segment (POST /jobs then loads the job changes)."""
+    import importlib
+    import re
+
+    from lambdas.handlers import api
+
+    api.include_routes()
+    for index, (module, _) in enumerate(api._GROUPS):
+        routes = api.own if module == api.__name__ else importlib.import_module(module).router
+        for rule, *_ in routes._routes:
+            path = re.sub(r"<\w+>", "x", rule)
+            assert api.group_of(path) >= index, (rule, module)
+            assert api.group_of(f"{path}/") >= index, (rule, module)
+    assert api.group_of("/jobs") == 0
+    assert api.group_of("/nothing/here") == len(api._GROUPS) - 1
