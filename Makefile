@@ -94,9 +94,11 @@ run: venv node_modules/.installed
 demo: venv
 	$(PY) -m local_runtime.demo
 
-# `make bench BENCH_ARGS=--check` fails when a goal of docs/performance.md is missed.
+# `make bench BENCH_ARGS=--check` fails when a goal of docs/performance.md is missed;
+# `make bench BENCH_LOAD=4` measures at a 1-minute load average of about 4 (bench/load.py).
+BENCH_LOAD ?=
 bench: venv
-	$(PY) -m bench $(BENCH_ARGS)
+	$(PY) -m bench $(if $(BENCH_LOAD),--load $(BENCH_LOAD)) $(BENCH_ARGS)
 
 clean:
 	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache mutants

@@ -4,6 +4,10 @@
     python -m bench --check         the same, exit status 1 when a goal is missed
     python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
                                     start_times, limits)
+    python -m bench --load 4        the same at a load average of about 4: background workers add what
+                                    the machine's own load lacks (bench/load.py)
+
+Every figure's line ends with the 1-minute load average sampled while its group ran.
 
 Each ratio's two sides are measured in the same run, interleaved, against equal floors; see each
 module's docstring for what exactly is compared. Nothing is printed but the figures.
@@ -12,10 +16,12 @@ module's docstring for what exactly is compared. Nothing is printed but the figu
 import argparse
 import os
 import sys
+import time
 import warnings
 from collections.abc import Callable
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import ExitStack, redirect_stderr, redirect_stdout
 
+from bench.load import LoadGenerator, LoadMonitor
 from bench.report import Figure
 
 GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "start_times", "limits")
@@ -67,15 +73,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")
     parser.add_argument("--only", choices=GROUPS, action="append", help="run these groups only")
+    parser.add_argument(
+        "--load", type=float, metavar="N", help="top the 1-minute load average up to N while measuring"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     missed = []
     groups = args.only or GROUPS
-    for name in groups:
-        for figure in _quietly(_group(name)):
-            print(figure.line(), flush=True)
-            if figure.checked and not figure.met:
-                missed.append(figure.name)
+    with ExitStack() as running:
+        generator = running.enter_context(LoadGenerator(args.load)) if args.load else None
+        if generator is not None:
+            reached = generator.warm_up()
+            print(f"load generator: target {args.load:g}, 1-minute load average {reached:.1f} after warm-up")
+        monitor = running.enter_context(LoadMonitor(generator))
+        for name in groups:
+            since = time.monotonic()
+            figures = _quietly(_group(name))
+            load = monitor.window(since).text()
+            for figure in figures:
+                print(f"{figure.line()}  [{load}]", flush=True)
+                if figure.checked and not figure.met:
+                    missed.append(figure.name)
     if "cold_start" in groups:
         from bench.cold_start import shipped_note
 

@@ -14,7 +14,8 @@ from lambdas import config
 
 BATCH = 10
 IO_SECONDS = 0.2
-ROUNDS = 5
+ROUNDS = 9  # interleaved pairs: a loaded machine's stray slow batch moves a median of 9 little
+GOAL = 8.0  # issue 25 (7 before)
 
 
 def _one_batch(stack: Stack, threads: int) -> float:
@@ -46,7 +47,7 @@ def measure(stack: Stack) -> list[Figure]:
         Figure(
             f"batch of {BATCH} x {IO_SECONDS * 1000:.0f} ms I/O: speed-up",
             one / many,
-            7.0,
+            GOAL,
             detail,
             at_least=True,
         )

@@ -18,6 +18,11 @@ tests/local_runtime/unit/test_moto_updates.py replays requests through patched a
   the ~40 nodes of a tree, the actions or the clauses of its whole subtree. Both only read the tree,
   so a subtree's actions are kept while the first runs, and the second counts each subtree's ADD,
   REMOVE and SET clauses once (moto's rule for the count, moto's error for a second clause).
+- `check_expression_rules_once`: three of the validator's passes (at most one clause of each kind,
+  no overlapping paths, no key attribute updated) read only the expression, its names and the table's
+  key: moto's answer cannot change between two requests that share them. Each combination that
+  passed is remembered, so the next such request skips those three walks over its tree; one that
+  fails raises from moto's own pass, every time.
 - `lex_conditions_once`: a condition expression is split into tokens twice per request too (the
   tokens do not depend on the request's names or values); each expression's tokens are kept.
 - `parse_each_condition_once`: moto parses each request's condition twice, in its handler (to
@@ -58,6 +63,17 @@ PICKLERS = (AttributePicker, XFormedAttributePicker)
 READ_ONLY_PASSES = (_validators.OverlappingPathsValidator,)
 _reading = threading.local()  # the actions remembered by this thread's read-only pass, while one runs
 _conditions = threading.local()  # this thread's last parsed condition, for its one reuse
+_validating = threading.local()  # the update expression whose shared tree this thread's validator copied
+# The passes that read only the tree, its placeholders' names and the table's key attributes, with
+# what besides the expression each one reads.
+EXPRESSION_ONLY_PASSES: dict[type, Callable[[Any], tuple[str, ...]]] = {
+    _validators.ActionCountValidator: lambda _: (),
+    _validators.OverlappingPathsValidator: lambda rule: (repr(rule.expression_attribute_names),),
+    _validators.UpdateHashRangeKeyValidator: lambda rule: (
+        repr(rule.expression_attribute_names),
+        repr(rule.table_key_attributes),
+    ),
+}
 ATTRIBUTE_VALUE = "AttributeValue"  # DynamoDB's (and its streams') shape of one typed value
 
 
@@ -66,7 +82,7 @@ class _ParsedExpressions:
 
     def __init__(self) -> None:
         self.trees: dict[str, Any] = {}
-        self.pickles: dict[int, tuple[Any, bytes]] = {}  # id(tree) -> (tree, its pickle)
+        self.pickles: dict[int, tuple[Any, bytes, str]] = {}  # id(tree) -> (tree, its pickle, its text)
 
     def parse(self, make: Callable[[str], Any], expression: str) -> Any:
         tree = self.trees.get(expression)
@@ -76,13 +92,15 @@ class _ParsedExpressions:
                 self.trees.clear()
                 self.pickles.clear()
             self.trees[expression] = tree
-            self.pickles[id(tree)] = (tree, pickle.dumps(tree, pickle.HIGHEST_PROTOCOL))
+            self.pickles[id(tree)] = (tree, pickle.dumps(tree, pickle.HIGHEST_PROTOCOL), expression)
         return tree
 
     def copy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
         shared = self.pickles.get(id(value))
         if shared is not None and shared[0] is value:
+            _validating.expression = shared[2]
             return pickle.loads(shared[1])  # noqa: S301 (our own pickle of moto's own tree)
+        _validating.expression = None  # a tree of unknown text: every pass walks it
         return copy.deepcopy(value, memo)
 
 
@@ -196,6 +214,29 @@ def count_clauses_once(set_attribute: SetAttribute = setattr) -> None:
     set_attribute(validators.ActionCountValidator, "verify_action_counts", verify_action_counts)
 
 
+def check_expression_rules_once(set_attribute: SetAttribute = setattr) -> None:
+    base = _ast.DepthFirstTraverser
+    traverse = base.traverse
+    passed: set[tuple[Any, ...]] = set()
+
+    def once(self: Any, node: Any) -> Any:
+        reads = EXPRESSION_ONLY_PASSES.get(type(self))
+        expression = getattr(_validating, "expression", None)
+        if reads is None or expression is None:
+            return traverse(self, node)
+        key = (type(self), expression, *reads(self))
+        if key in passed:
+            return node  # these passes hand back the tree they were given, unchanged
+        checked = traverse(self, node)  # a refusal raises here, every time: only passes are kept
+        if checked is node:
+            if len(passed) >= PARSED_EXPRESSIONS * len(EXPRESSION_ONLY_PASSES):
+                passed.clear()
+            passed.add(key)
+        return checked
+
+    set_attribute(base, "traverse", once)
+
+
 def lex_conditions_once(set_attribute: SetAttribute = setattr) -> None:
     parser = comparisons.ConditionExpressionParser
     lex = parser._lex_condition_expression
@@ -289,6 +330,7 @@ def apply(set_attribute: SetAttribute = setattr) -> None:
     traverse_with_one_map(set_attribute)
     remember_clauses_while_reading(set_attribute)
     count_clauses_once(set_attribute)
+    check_expression_rules_once(set_attribute)
     lex_conditions_once(set_attribute)
     parse_each_condition_once(set_attribute)
     serialise_attribute_values_directly(set_attribute)

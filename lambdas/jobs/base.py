@@ -133,6 +133,8 @@ class JobContext:
     attempt: int
     max_attempts: int
     parent_id: str | None = None
+    owner: str = ""  # the job's client (its API key id); a child's is its parent's
+    created_at: str = ""  # when the job was submitted (ISO 8601), as its record says
     remaining_ms: Callable[[], int]
     settings: WorkerSettings
     uploads: UploadedFiles

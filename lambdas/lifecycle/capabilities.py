@@ -134,6 +134,7 @@ class WorkerCapabilities:
         parent_id: str | None,
         remaining_ms: Callable[[], int],
         owner: str = "",
+        created_at: str = "",
         first_run: bool = False,
         recorded: Recorded | None = None,
     ) -> JobContext:
@@ -147,6 +148,8 @@ class WorkerCapabilities:
             attempt=attempt,
             max_attempts=max_attempts,
             parent_id=parent_id,
+            owner=owner,
+            created_at=created_at,
             remaining_ms=remaining_ms,
             settings=self._settings,
             uploads=UploadsBucket(self._settings, owner),

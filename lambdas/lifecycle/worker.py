@@ -190,6 +190,7 @@ class Worker:
             job_id=job.job_id,
             job_type=job.job_type,
             owner=job.owner,
+            created_at=job.created_at,
             attempt=job.attempts,
             max_attempts=job.max_attempts,
             parent_id=job.parent_id,
@@ -235,8 +236,9 @@ class Worker:
             job, result.total, result.result, check_after_seconds=self._settings.lease_seconds
         )
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.WAITING, job.attempts)
-        # Its children may all have finished before it started waiting; then no child will finish it.
-        parents.finish_if_complete(self._store, waiting)
+        if waiting is not None:
+            # Its children may all have finished before it started waiting; then no child will finish it.
+            parents.finish_if_complete(self._store, waiting)
         return MessageResult(message.message_id, Outcome.WAITING, job.job_type, elapsed)
 
     def _continue(

@@ -276,7 +276,9 @@ def test_a_parent_whose_children_all_finished_before_it_waits_is_done_at_once(
     pipeline: Pipeline, parent_with_children: Any
 ) -> None:
     """Broken line: `Worker._await`'s `parents.finish_if_complete(self._store, waiting)` removed (earlier:
-    `Worker._succeed`'s `parents.settle(...)` after `await_children`)."""
+    `Worker._succeed`'s `parents.settle(...)` after `await_children`); and `JobStore.await_children`'s
+    transaction without its `#childrenFinished < :total` condition (the parent armed as if a child were
+    still running, and left waiting)."""
     parent_id, parent, children = parent_with_children(["test_echo", "test_permanent"])
     pipeline.run_worker(list(children.values()))  # the children were quicker than their parent
 

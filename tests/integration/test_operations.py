@@ -224,7 +224,10 @@ def _fan_out(store: JobStore, endpoints: int) -> tuple[Job, list[str]]:
             for c in children
         ]
     )
-    return store.await_children(parent, endpoints, {}, 60), children
+    store.await_children(parent, endpoints, {}, 60)
+    waiting = store.get("fan")
+    assert waiting is not None
+    return waiting, children
 
 
 def test_retry_of_a_fan_out_retries_its_dead_children_and_it_waits_again(

@@ -9,9 +9,9 @@ duplicate message) finds the children it already wrote and creates none twice. A
 was lost between the write and the send (a crash in between) is still `pending` in the table, and the
 recovery sweep re-sends it once it is overdue.
 
-Children do not copy the event's `data`: 1000 copies of a 200 KB payload would be 200 MB of DynamoDB
-writes. A child holds its endpoint only and reads the event from its parent's record when it runs
-(see `webhook_delivery`).
+Children do not copy a large event: 1000 copies of a 200 KB payload would be 200 MB of DynamoDB
+writes. A child holds its endpoint, and the event's body only when it is at most CARRIED_EVENT_BYTES;
+otherwise it reads the event from its parent's record when it runs (see `webhook_delivery`).
 
 A fan-out must not turn one request into a flood at a third party, so at submission (422):
 - two endpoints may not share a URL (after the host is normalised: `HOOKS.example.com.` is
@@ -39,6 +39,7 @@ from lambdas.jobs.base import (
     SubmissionContext,
 )
 from lambdas.jobs.types.webhook_delivery import (
+    CARRIED_EVENT_BYTES,
     DELIVERY_TYPE,
     NAME_PATTERN,
     WebhookDeliveryPayload,
@@ -154,12 +155,17 @@ def _resolution_problem(target: ssrf.Target, policy: ssrf.TargetPolicy) -> str |
 
 
 def run(payload: WebhookFanoutPayload, context: JobContext) -> AwaitChildren:
+    body = event_body(payload.event_type, payload.data, context.created_at, context.owner).decode()
+    # A small event rides in each child, so its delivery reads nothing (see `webhook_delivery`).
+    carried = (
+        {"event_type": payload.event_type, "event_body": body} if len(body) <= CARRIED_EVENT_BYTES else {}
+    )
     children = [
         NewJob(
             job_id=delivery_id(context.job_id, endpoint.id),
             job_type=DELIVERY_TYPE,
-            payload=WebhookDeliveryPayload(endpoint_id=endpoint.id, url=endpoint.url).model_dump(
-                by_alias=True
+            payload=WebhookDeliveryPayload(endpoint_id=endpoint.id, url=endpoint.url, **carried).model_dump(
+                by_alias=True, exclude_none=True
             ),
             max_attempts=context.max_attempts,
             parent_id=context.job_id,

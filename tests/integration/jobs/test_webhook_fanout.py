@@ -12,7 +12,7 @@ import boto3
 import pytest
 
 from lambdas.jobs.types import webhook_fanout
-from lambdas.jobs.types.webhook_delivery import delivery_id
+from lambdas.jobs.types.webhook_delivery import CARRIED_EVENT_BYTES, delivery_id, event_body
 from lambdas.jobs.types.webhook_fanout import WebhookFanoutPayload
 from lambdas.store.deliveries import DeliveryLog
 from tests.support.contexts import job_context
@@ -118,8 +118,35 @@ def test_running_the_fan_out_again_creates_no_second_child(stack, receiver):
     store = store_from_env(stack.pipeline.env)
     child = store.get(delivery_id("fanout-x", "ep-007"))
     assert child.parent_id == "fanout-x"
-    assert child.payload == {"endpointId": "ep-007", "url": receiver.url("/ep/007")}
+    # the small event rides along (its exact bytes), as built from the context's client and time
+    assert child.payload == {
+        "endpointId": "ep-007",
+        "url": receiver.url("/ep/007"),
+        "eventType": "e",
+        "eventBody": event_body("e", {}, "", "").decode(),
+    }
     assert child.max_attempts == 4
+
+
+@pytest.mark.parametrize("notes", [0, CARRIED_EVENT_BYTES], ids=["carried", "read-from-the-parent"])
+def test_a_delivery_sends_the_fan_outs_event_whether_it_is_carried_or_read(stack, receiver, notes: int):
+    """The body a receiver gets is the same bytes whether the child carried it (an event up to
+    CARRIED_EVENT_BYTES) or read it from its parent (a larger one): the parent's creation time and
+    client, its data. Broken lines, each seen to fail: `webhook_fanout.run`'s `context.created_at` as
+    `""` (the carried body's timestamp differs from the parent's); its `if len(body) <=
+    CARRIED_EVENT_BYTES` as `if True` (a 1 KB event copied into every child)."""
+    data = {"invoice": "in_1", "notes": "n" * notes}
+    fanout_id = stack.pipeline.submit(
+        "webhook_fanout", {"eventType": "invoice.paid", "data": data, "endpoints": endpoints(receiver, 2)}
+    )
+    stack.pipeline.drain()
+
+    store = store_from_env(stack.pipeline.env)
+    parent = store.get(fanout_id)
+    expected = event_body("invoice.paid", data, parent.created_at, OWNER)
+    assert [r.body for r in receiver.requests] == [expected, expected]
+    child = store.get(delivery_id(fanout_id, "ep-000"))
+    assert ("eventBody" in child.payload) is (notes == 0)
 
 
 @pytest.mark.parametrize(

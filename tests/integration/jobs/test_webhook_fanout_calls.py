@@ -63,7 +63,9 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     `record = functools.partial(self._record, recorded) if recorded else ...` as `record =
     self._deliveries.record` (a PutItem per delivery); `ClientSecretsCache.signing`'s `with self._lock:`
     as `if True:` (a GetItem, and a PutItem, per thread that asks for the client's secrets before the
-    first answer is cached)."""
+    first answer is cached); `JobStore.await_children`'s transaction as its former two UpdateItems (the
+    move to waiting, then the arming); `webhook_delivery.run`'s `payload.carried_event() or` removed (a
+    GetItem of the parent for its event)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -72,20 +74,21 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
 
     calls.clear()
     assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
-    # its claim, its move to waiting and the arming of its counters item; the children written without
-    # reading for them, and queued
-    assert calls == {"UpdateItem": 3, "BatchWriteItem": 1, "SendMessageBatch": 1}
+    # its claim; the children written without reading for them (with their counters item), and
+    # queued; its move to waiting and the arming of its counters item in one transaction
+    assert calls == {"UpdateItem": 1, "BatchWriteItem": 1, "SendMessageBatch": 1, "TransactWriteItems": 1}
 
     calls.clear()
     children = pipeline.receive(pipeline.queue_url)
     assert len(children) == ENDPOINTS
     assert _run_worker(children) == {"batchItemFailures": []}
-    # a claim each, one read of the parent's event and of the client's secrets for the whole batch (and
-    # the secrets' first write: this client's first delivery), and one transaction each (outcome, parent
-    # counters, log line), the last child's twice (it finishes the parent)
+    # a claim each (the small event rides in the child: no read of the parent), one read of the
+    # client's secrets for the whole batch (and the secrets' first write: this client's first
+    # delivery), and one transaction each (outcome, parent counters, log line), the last child's twice
+    # (it finishes the parent)
     assert calls == {
         "UpdateItem": ENDPOINTS,
-        "GetItem": 2,
+        "GetItem": 1,
         "PutItem": 1,
         "TransactWriteItems": ENDPOINTS + 1,
     }
@@ -110,3 +113,30 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     assert len(receiver.requests) == ENDPOINTS
     log = DeliveryLog(stack.deliveries_table).for_fanout(fanout_id)
     assert sorted(entry.endpoint_id for entry in log) == [t["id"] for t in targets]
+
+
+def test_a_fan_out_with_a_large_event_waits_in_two_writes_and_its_children_read_the_event(
+    stack, receiver, calls: Counter[str]
+) -> None:
+    """A parent over TRANSACTIONAL_WAIT_MAX_BYTES is not written in a transaction (it would bill twice
+    its size to save one call), and an event over CARRIED_EVENT_BYTES is read from the parent, once per
+    batch. Broken lines, each seen to fail: `JobStore.await_children`'s `if len(...) <=
+    TRANSACTIONAL_WAIT_MAX_BYTES:` as `if True:` (a TransactWriteItems for the large parent);
+    `webhook_fanout.run`'s `if len(body) <= CARRIED_EVENT_BYTES` as `if True` (the children's payload
+    refuses the large body: the fan-out fails)."""
+    pipeline = stack.pipeline
+    targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
+    data = {"notes": "n" * 2048}
+    fanout_id = pipeline.submit("webhook_fanout", {"eventType": "e", "data": data, "endpoints": targets})
+
+    calls.clear()
+    assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
+    # its claim, its move to waiting and the arming of its counters item apart
+    assert calls == {"UpdateItem": 3, "BatchWriteItem": 1, "SendMessageBatch": 1}
+
+    calls.clear()
+    assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
+    # one read of the parent's event and one of the client's secrets for the whole batch
+    assert calls["GetItem"] == 2
+    assert pipeline.job(fanout_id)["status"] == "done"
+    assert len(receiver.requests) == ENDPOINTS
