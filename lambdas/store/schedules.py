@@ -192,5 +192,5 @@ def _schedule(item: dict[str, Any]) -> Schedule:
         created_at=raw["createdAt"],
         start_at=int(raw["startAt"]),
         version=int(raw["version"]),
-        recent=tuple(Firing(f["jobId"], int(f["scheduledFor"])) for f in raw.get("recentJobs", [])),
+        recent=tuple(Firing(f["jobId"], int(f["scheduledFor"])) for f in raw["recentJobs"]),
     )

@@ -333,3 +333,26 @@ def test_a_bulk_job_records_the_operator_key_that_started_it(pipeline: Pipeline,
     stored = store.get(job.job_id)
     assert stored is not None
     assert stored.owner == OPERATOR.owner
+
+
+def test_an_operators_bulk_cancel_cancels_every_pending_job_it_matched(
+    pipeline: Pipeline, store: JobStore, clock: Clock
+) -> None:
+    """Seen to fail (a TypeError: nothing cancelled) against `_apply`'s
+    `retry_cancel.cancel_job(store, _EVERYONE, job_id, queue)` without the store (sample 581628's
+    `x__apply__mutmut_14`)."""
+    queue = JobQueue(pipeline.queue_url)
+    pending = [
+        store.put_new(
+            NewJob(job_id=f"p{n}", job_type="test_echo", payload={}, max_attempts=1, owner="a")
+        ).job_id
+        for n in range(3)
+    ]
+    clock.advance(1)
+    job = bulk.start_bulk(store, queue, OPERATOR, "cancel", BulkRequest())
+    claimed = store.claim(job.job_id, 60)
+
+    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+
+    assert result == {"action": "cancel", "matched": 3, "applied": 3, "skipped": 0, "finished": True}
+    assert [j.status for j in store.get_many(pending)] == [JobStatus.CANCELLED] * 3

@@ -12,17 +12,18 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
+from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle import fan_out, retry_cancel
+from lambdas.lifecycle import bulk, fan_out, retry_cancel
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, JobStatus, NewJob
+from lambdas.models.job import Job, JobAction, JobStatus, NewJob
 from lambdas.store import codec
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
 from tests.support.stores import store_from_env
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -271,6 +272,63 @@ def _run_ops_job_only(pipeline: Pipeline, store: JobStore, ops_id: str) -> None:
         if _job(store, ops_id).status.finished:
             return
     raise AssertionError(f"the ops job is {_job(store, ops_id).status}")
+
+
+def test_a_large_fan_outs_retry_out_of_time_resumes_from_its_saved_offset_with_exact_totals(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ops job hands on after a page and the next delivery goes on from the saved offset and counts.
+    Seen to fail against each of `fan_out._progress`'s mutants: the fresh `"matched": 1` (the counts
+    one too many), the fresh key `"finished"` misspelt (the handed-on progress lacks it), the saved
+    progress looked up under a misspelt `"action"` (the resumed run starts over: 16 matched, not 26),
+    and `int(None)` for each saved count (a TypeError on resuming)."""
+    monkeypatch.setattr(bulk, "PAGE_SIZE", 10)
+    children = _dead_fan_out(store, LARGE)
+    queue = JobQueue(pipeline.queue_url)
+    ops = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.RETRY)
+    first = store.claim(ops.job_id, 60)
+
+    later = fan_out.run_fan_out_action(store, queue, ops.job_id, first.attempts, lambda: 0, ops.payload)
+
+    assert isinstance(later, ContinueLater)
+    assert later.result == {
+        "action": "retry",
+        "matched": 10,
+        "applied": 10,
+        "skipped": 0,
+        "offset": 10,
+        "finished": False,
+    }
+    store.continue_later(first, later.result)
+    resumed = store.claim(ops.job_id, 60)
+    result = fan_out.run_fan_out_action(
+        store, queue, ops.job_id, resumed.attempts, lambda: 60_000, ops.payload
+    )
+    assert result == {
+        "action": "retry",
+        "matched": LARGE,
+        "applied": LARGE,
+        "skipped": 0,
+        "offset": 30,
+        "finished": True,
+    }
+    assert {_job(store, c).status for c in children} == {JobStatus.PENDING}
+
+
+def test_a_large_fan_outs_cancel_logs_the_fan_out_going_from_waiting_to_cancelled(
+    pipeline: Pipeline, store: JobStore, log_lines: Lines
+) -> None:
+    """Seen to fail against `fan_out.cancel_parent`'s `log_transition(...)` with to-state `None`."""
+    _waiting_fan_out(store, LARGE)
+    queue = JobQueue(pipeline.queue_url)
+    ops = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.CANCEL)
+    claimed = store.claim(ops.job_id, 60)
+
+    fan_out.run_fan_out_action(store, queue, ops.job_id, claimed.attempts, lambda: 60_000, ops.payload)
+
+    assert transitions(log_lines(), "fan") == [
+        ("job fan waiting -> cancelled", "webhook_fanout", "waiting", "cancelled", 1, None)
+    ]
 
 
 @contextmanager

@@ -296,3 +296,30 @@ def test_a_job_the_dead_letter_path_ends_leaves_the_sweepers_index(
     assert schema.DUE_AT not in item["Item"]
     assert schema.TTL_ATTRIBUTE in item["Item"]
     assert [j.job_id for j in store.by_status(JobStatus.DEAD)] == []
+
+
+def test_a_job_that_moves_between_the_dead_letter_paths_read_and_write_is_decided_again(
+    pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write is conditioned on the state read; when the job moved meanwhile (a worker claimed it),
+    `mark_dead` reads it again and ends it from its new state. Seen to fail against `mark_dead`'s
+    `continue` after a StaleAttemptError as `break` (sample 581628's `xǁJobStoreǁmark_dead__mutmut_62`:
+    None, as if the job had finished, and the job left processing)."""
+    job_id = pipeline.submit("test_echo", {})
+    read = store.get
+    claimed: list[Job] = []
+
+    def read_then_claimed(*args: object, **kwargs: object) -> Job | None:
+        job = read(*args, **kwargs)  # type: ignore[arg-type]
+        if not claimed:
+            claimed.append(job)  # type: ignore[arg-type]
+            claimed.append(store.claim(job_id, 60))
+        return job
+
+    monkeypatch.setattr(store, "get", read_then_claimed)
+
+    dead = store.mark_dead(job_id, "redriven: the worker never finished it")
+
+    assert claimed[1].status is JobStatus.PROCESSING
+    assert dead is not None
+    assert (dead.status, dead.attempts) == (JobStatus.DEAD, 1)

@@ -7,6 +7,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 from pydantic import BaseModel
 
 from lambdas import config
@@ -18,6 +19,7 @@ from lambdas.models.caller import Caller
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Attempt, AttemptOutcome, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
+from lambdas.models.uploads import UploadAccessDeniedError
 from lambdas.store import batches, clients, codec, schema
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError, NotClaimableError
@@ -397,6 +399,32 @@ def test_head_reports_the_size_and_content_type_the_client_uploaded(pipeline: Pi
     assert (stored.size, stored.content_type) == (12, "text/plain")
 
 
+def test_head_of_an_upload_s3_will_not_show_says_which_key_and_why(pipeline: Pipeline) -> None:
+    """S3 answers 403 to HeadObject when the role may not list the bucket (or a policy denies it); a job
+    type's `context.uploads.head` then raises UploadAccessDeniedError naming the key and S3's code. moto
+    grants everything, so S3's answer is given by a `before-call` hook. Seen to fail against `head`'s
+    `UploadAccessDeniedError(f"{key} cannot be read: {code}")` as `(None)` (sample 581628's
+    `xǁUploadsǁhead__mutmut_14`)."""
+    uploads = Uploads(pipeline.env[config.ENV_UPLOADS_BUCKET])
+    key = upload(uploads.bucket, "notes.txt", b"twelve bytes", "text/plain")
+
+    def refuse(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        error = {
+            "Error": {"Code": "403", "Message": "Forbidden"},
+            "ResponseMetadata": {"HTTPStatusCode": 403},
+        }
+        return AWSResponse("https://s3.local", 403, {}, None), error
+
+    events = clients.client("s3").meta.events
+    events.register("before-call.s3.HeadObject", refuse)
+    try:
+        with pytest.raises(UploadAccessDeniedError) as denied:
+            uploads.head(key)
+    finally:
+        events.unregister("before-call.s3.HeadObject", refuse)
+    assert str(denied.value) == f"{key} cannot be read: 403"
+
+
 def test_a_job_read_right_after_its_write_sees_it_though_replicas_lag(pipeline: Pipeline) -> None:
     """An eventually consistent read may miss a write that just completed (DynamoDB's documented
     model); moto's reads never lag, so here every read that does not ask for consistency finds nothing.
@@ -421,6 +449,22 @@ def test_a_job_read_right_after_its_write_sees_it_though_replicas_lag(pipeline: 
     assert job is not None
     assert job.status is JobStatus.PENDING
     assert asked == [True]
+
+
+def test_a_cancelled_job_leaves_the_sweepers_index_and_expires(pipeline: Pipeline) -> None:
+    """A finished state drops `dueAt`, so the sparse `byStatus` index forgets the job, and takes a TTL
+    (store/schema.py, `JobItems.state`). Seen to fail against `JobStore.cancel`'s `remove=state.remove`
+    dropped (sample 581628's `xǁJobStoreǁcancel__mutmut_19`: the cancelled job kept `dueAt`)."""
+    jobs = store_from_env(pipeline.env)
+    jobs.put_new(NewJob(job_id="j", job_type="echo", payload={}, max_attempts=1, owner="o"))
+    assert schema.DUE_AT in raw_item(pipeline, "j")
+
+    jobs.cancel(_read(jobs, "j"), None)
+
+    item = raw_item(pipeline, "j")
+    assert item["status"] == {"S": "cancelled"}
+    assert schema.DUE_AT not in item
+    assert schema.TTL_ATTRIBUTE in item
 
 
 def test_a_dead_job_read_back_says_whether_its_alert_was_sent(pipeline: Pipeline) -> None:

@@ -9,7 +9,9 @@ from lambdas.handlers import schedules as firing
 from lambdas.handlers.schedules import firing_input
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline
+from tests.support.replicas import replicas_lag
 from tests.support.stores import Clock
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -201,3 +203,58 @@ def test_the_minute_tick_fires_what_came_due_once_even_when_delivered_twice(
     assert again["firings"] == 1  # the same firing, found made
     jobs = pipeline.request("GET", f"/schedules/{every_minute}").body["lastJobs"]
     assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T12:00:00.000Z"]
+
+
+def test_a_firing_logs_its_new_jobs_transition_naming_the_schedule(
+    pipeline: Pipeline, log_lines: Lines
+) -> None:
+    """docs/design.md: every state change is logged, a job's first included. Seen to fail against
+    `schedules.fire`'s `log_transition(...)` with the to-state `None` and with it left out (the fields
+    after it shifted; sample 581628's `x_fire__mutmut_55` and `_61`)."""
+    schedule_id = create(pipeline)["scheduleId"]
+
+    job_id = fire(schedule_id, "2026-03-28T01:00:00Z")["jobId"]
+
+    assert transitions(log_lines(), job_id) == [
+        (f"job {job_id} new -> pending", "test_echo", "new", "pending", 0, f"schedule {schedule_id}")
+    ]
+
+
+def test_a_patch_with_a_job_changes_the_job_each_later_firing_creates(pipeline: Pipeline) -> None:
+    """Seen to fail (a 500, the TypeError of `replace(None, ...)`) against `update_schedule`'s
+    `replace(changed, job_type=...)` given `None` (sample 581628's `x_update_schedule__mutmut_28`)."""
+    schedule_id = create(pipeline, name="keep")["scheduleId"]
+
+    changed = pipeline.request(
+        "PATCH", f"/schedules/{schedule_id}", {"job": {"type": "test_echo", "payload": {"value": "day"}}}
+    )
+
+    assert changed.status == 200, changed.body
+    assert (changed.body["name"], changed.body["job"]["payload"]) == ("keep", {"value": "day"})
+    job_id = fire(schedule_id, "2026-03-28T01:00:00Z")["jobId"]
+    assert pipeline.job(job_id)["payload"] == {"value": "day"}
+
+
+def test_the_owners_counter_item_is_no_schedule_to_read_or_fire(pipeline: Pipeline) -> None:
+    """The schedules table keeps each owner's count under the sort key `#count`; no schedule id starts
+    with '#'. Seen to fail (the counter read as a schedule: a KeyError) against `ScheduleStore.get`'s
+    `startswith("#")` as `startswith("XX#XX")` (sample 581628's `xǁScheduleStoreǁget__mutmut_2`)."""
+    create(pipeline)
+
+    read = pipeline.request("GET", "/schedules/%23count")
+
+    assert (read.status, read.body["error"]["code"]) == (404, "schedule_not_found")
+    assert fire("#count", "2026-03-28T01:00:00Z")["outcome"] == "idle"
+
+
+def test_a_schedule_read_right_after_its_creation_is_found_though_replicas_lag(pipeline: Pipeline) -> None:
+    """An eventually consistent read may miss a write that just completed (DynamoDB's documented
+    model); moto's reads never lag, so here every read of the schedules table that does not ask for
+    consistency finds nothing. Seen to fail (a 404) against `ScheduleStore.get` without
+    `ConsistentRead=True` (sample 581628's `xǁScheduleStoreǁget__mutmut_10`)."""
+    with replicas_lag(pipeline.env["SCHEDULES_TABLE_NAME"], "GetItem") as asked:
+        schedule_id = create(pipeline)["scheduleId"]
+        read = pipeline.request("GET", f"/schedules/{schedule_id}")
+
+    assert read.status == 200, read.body
+    assert asked  # the hook saw the read

@@ -12,6 +12,7 @@ from lambdas.store.errors import JobMovedError
 from lambdas.store.queue import JobQueue
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -106,9 +107,19 @@ def test_the_sweep_hands_a_scheduled_job_to_sqs_with_the_delay_left_and_never_as
 
 
 def test_an_early_message_cannot_start_a_job_rescheduled_later(
-    pipeline: Pipeline, clock: Clock, sent: list[Any]
+    pipeline: Pipeline, clock: Clock, sent: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seen failing when the claim's runAt condition was removed (the old message ran the job at once)."""
+    """Seen failing when the claim's runAt condition was removed (the old message ran the job at once),
+    and when `Worker._not_claimed`'s `job.run_at / 1000` was `* 1000` (the old message hidden for SQS's
+    12 hours, not until the job is due; sample 581628's `xǁWorkerǁ_not_claimed__mutmut_28`)."""
+    hidden: list[int] = []
+    change_visibility = JobQueue.change_visibility
+
+    def note(self: JobQueue, receipt_handle: str, seconds: int) -> None:
+        hidden.append(seconds)
+        change_visibility(self, receipt_handle, seconds)
+
+    monkeypatch.setattr(JobQueue, "change_visibility", note)
     job_id = pipeline.submit(
         "test_echo", {"value": "one"}, runAt=at(clock())
     )  # due now: its message is visible
@@ -120,6 +131,7 @@ def test_an_early_message_cannot_start_a_job_rescheduled_later(
     records = pipeline.receive(pipeline.queue_url)
     assert len(records) == 1  # the old message; the new one is delayed
     assert pipeline.run_worker(records)["batchItemFailures"]  # kept, to come back when the job is due
+    assert hidden == [600]
     assert pipeline.job(job_id)["status"] == "pending"
 
     clock.advance(601)
@@ -138,6 +150,22 @@ def test_reschedule_moves_a_scheduled_job_near_and_it_runs(
     assert sent == [(job_id, 2)]
     far = pipeline.request("POST", f"/jobs/{job_id}/reschedule", {"runAt": at(clock() + 86_400)})
     assert far.body["status"] == "scheduled"
+
+
+def test_a_reschedule_that_moves_a_job_across_the_horizon_logs_each_state_change(
+    pipeline: Pipeline, clock: Clock, log_lines: Lines
+) -> None:
+    """Seen to fail against `reschedule_job`'s `log_transition(...)` with the from-state `None`
+    (sample 581628's `x_reschedule_job__mutmut_44`)."""
+    job_id = pipeline.submit("test_echo", {"value": "two"}, runAt=at(clock() + 86_400))
+    pipeline.request("POST", f"/jobs/{job_id}/reschedule", {"runAt": at(clock() + 2)})
+    pipeline.request("POST", f"/jobs/{job_id}/reschedule", {"runAt": at(clock() + 3)})  # no change of state
+    pipeline.request("POST", f"/jobs/{job_id}/reschedule", {"runAt": at(clock() + 86_400)})
+
+    assert transitions(log_lines(), job_id)[1:] == [
+        (f"job {job_id} scheduled -> pending", "test_echo", "scheduled", "pending", 0, "rescheduled"),
+        (f"job {job_id} pending -> scheduled", "test_echo", "pending", "scheduled", 0, "rescheduled"),
+    ]
 
 
 def test_reschedule_is_refused_for_a_started_job_and_another_clients_job(

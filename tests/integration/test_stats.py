@@ -1,6 +1,8 @@
 """GET /stats through the real api handler under moto: the caller's counts, jobs finished per minute,
 the queues' depths; bounded Queries on the list indexes, never a Scan."""
 
+import itertools
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -59,6 +61,18 @@ def test_each_caller_counts_its_own_jobs_and_the_operator_counts_all(
     assert alpha["more"] is False
     # the pending jobs were submitted 90 s ago
     assert 90 <= alpha["queue"]["oldestPendingAgeSeconds"] < 100
+
+
+def test_each_minute_is_labelled_by_its_start_the_current_one_last(pipeline: Pipeline, clock: Clock) -> None:
+    """Seen to fail against `_finished_per_minute`'s `first + 60 * n` as `61 * n` (the labels drift a
+    second a minute; sample 581628's `x__finished_per_minute__mutmut_59`)."""
+    clock.now = datetime(2026, 12, 2, 12, 30, 20, tzinfo=UTC).timestamp()
+
+    minutes = stats_of(pipeline, ALPHA)["finishedPerMinute"]
+
+    starts = [datetime.fromisoformat(m["minute"]) for m in minutes]
+    assert starts[-1] == datetime(2026, 12, 2, 12, 30, tzinfo=UTC)
+    assert {later - earlier for earlier, later in itertools.pairwise(starts)} == {timedelta(minutes=1)}
 
 
 def test_the_queues_depths_are_sqs_own(pipeline: Pipeline) -> None:

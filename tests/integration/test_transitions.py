@@ -14,6 +14,7 @@ from lambdas.lifecycle import retry_cancel
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_operations import ALICE, _fan_out
+from tests.integration.test_worker import _awaits
 from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
@@ -89,6 +90,27 @@ def test_a_job_that_continues_logs_that_it_continues(pipeline: Pipeline, log_lin
         "pending",
         1,
         "continues",
+    )
+
+
+def test_a_parent_that_hands_its_work_to_children_logs_that_it_waits(
+    pipeline: Pipeline, log_lines: Lines
+) -> None:
+    """Seen to fail against `_await`'s `log_transition(...)` with `None` for the job type (sample
+    581628's `xǁWorkerǁ_await__mutmut_11`)."""
+    registry.register(JobType("test_awaits_logged", EchoPayload, _awaits))
+    job_id = pipeline.submit("test_awaits_logged", {})
+    (parent,) = pipeline.receive(pipeline.queue_url)
+
+    pipeline.run_worker([parent])
+
+    assert transitions(log_lines(), job_id)[-1] == (
+        f"job {job_id} processing -> waiting",
+        "test_awaits_logged",
+        "processing",
+        "waiting",
+        1,
+        None,
     )
 
 

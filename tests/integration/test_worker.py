@@ -415,10 +415,13 @@ def _continues(payload: _Nothing, context: JobContext) -> ContinueLater:
 
 def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(pipeline: Pipeline) -> None:
     """A continuation is a new message (its receive count starts again), the old one deleted, and the
-    other messages of the batch settle as they would. Seen to fail against `_continue` keeping its
-    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18)."""
+    other messages of the batch settle as they would; the fresh message names the job's owner as its
+    message group, as every message does (fair queues). Seen to fail against `_continue` keeping its
+    message (`change_visibility(..., 0)` and `Outcome.RETRIED`, the behaviour before issue 18), and
+    against its `send(job.job_id, group=job.owner)` without the group (sample 581628's
+    `xǁWorkerǁ_continue__mutmut_26`)."""
     registry.register(JobType("test_continues_in_batch", _Nothing, _continues))
-    continuing = pipeline.submit("test_continues_in_batch", {})
+    continuing = pipeline.submit("test_continues_in_batch", {}, api_key_id="alpha-key")
     pipeline.submit("test_echo", {})
     records = pipeline.receive(pipeline.queue_url)
     (old,) = [r["messageId"] for r in records if json.loads(r["body"])["jobId"] == continuing]
@@ -429,6 +432,7 @@ def test_a_job_that_continues_goes_on_in_a_fresh_message_and_settles_its_batch(p
     assert json.loads(fresh["body"])["jobId"] == continuing
     assert fresh["messageId"] != old
     assert fresh["attributes"]["ApproximateReceiveCount"] == "1"
+    assert fresh["attributes"]["MessageGroupId"] == "alpha-key"
 
 
 def test_a_continuation_whose_send_fails_keeps_its_own_message(pipeline: Pipeline) -> None:
@@ -489,6 +493,47 @@ def test_an_attempt_that_hands_on_its_work_reports_its_duration(
     assert pipeline.job(job_id)["status"] == status
     durations = _emitted(capsys.readouterr().out, config.METRIC_DURATION)
     assert [dimensions["jobType"] for _, dimensions, _ in durations] == ["test_hands_on"]
+
+
+def _fails(_: Any, context: JobContext) -> None:
+    raise RetryableJobError("the partner is down")
+
+
+def test_an_attempt_that_fails_its_last_try_reports_its_duration(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen to fail against `_retry`'s `self._dead(message, job, exhausted, started, recorded)` with
+    `None` for `started` (sample 581628's `xǁWorkerǁ_retry__mutmut_6`: no duration metric)."""
+    registry.register(JobType(name="test_fails", payload_model=EchoPayload, run=_fails))
+    job_id = pipeline.submit("test_fails", {}, maxAttempts=1)
+    capsys.readouterr()
+
+    pipeline.run_worker()
+
+    assert pipeline.job(job_id)["status"] == "dead"
+    durations = _emitted(capsys.readouterr().out, config.METRIC_DURATION)
+    assert [dimensions["jobType"] for _, dimensions, _ in durations] == ["test_fails"]
+
+
+def test_an_attempt_that_fails_and_is_retried_reports_a_retry_and_its_duration(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen to fail against `_retry`'s `logger.info("retry scheduled", ...)` without its message (sample
+    581628's `xǁWorkerǁ_retry__mutmut_57`: a TypeError after the retry was written, so the attempt
+    reported an error, and neither a retry nor its duration)."""
+    registry.register(JobType(name="test_fails", payload_model=EchoPayload, run=_fails))
+    job_id = pipeline.submit("test_fails", {}, maxAttempts=2)
+    capsys.readouterr()
+
+    pipeline.run_worker()
+
+    assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("pending", 1)
+    out = capsys.readouterr().out
+    retried = _emitted(out, config.METRIC_RETRIED)
+    assert [value for _, _, value in retried] == [1]
+    assert [dimensions["jobType"] for _, dimensions, _ in _emitted(out, config.METRIC_DURATION)] == [
+        "test_fails"
+    ]
 
 
 # What the worker's job context lets a job type do, through a real attempt: create child jobs (and

@@ -42,3 +42,20 @@ def test_a_payload_key_without_a_field_is_refused_and_a_missing_field_shares_one
     with pytest.raises(ValueError, match="key is one of"):
         Limit(concurrency=1, key=LimitKey.PAYLOAD)
     assert key_of(Limit(concurrency=1, key=f"{LimitKey.PAYLOAD}customer"), _job()) == MISSING_FIELD
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://Hooks.Example.com/in", "hooks.example.com"),
+        ("https://hooks.example.com:8443/in", "hooks.example.com:8443"),
+        ("not a url", MISSING_FIELD),
+        ("https://[::1/in", MISSING_FIELD),
+        (7, MISSING_FIELD),
+    ],
+)
+def test_a_host_key_is_the_urls_host_with_its_port_when_it_names_one(url: object, expected: str) -> None:
+    """A webhook without a port is limited by its host alone. Seen to fail against `_host`'s
+    `host or MISSING_FIELD` as `host and MISSING_FIELD` (every port-less URL one shared key; sample
+    581628's `x__host__mutmut_10`)."""
+    assert key_of(Limit(concurrency=1, key=LimitKey.HOST), _job(url=url)) == expected

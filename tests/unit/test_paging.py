@@ -11,8 +11,10 @@ from lambdas.lifecycle.errors import InvalidCursorError
 
 @pytest.mark.parametrize("state", [-1, 11, True, "3", 2.0, [1]])
 def test_an_offset_cursor_outside_its_list_or_not_an_integer_is_refused(state: object) -> None:
-    """Broken line: `offset`'s `type(state) is not int or not 0 <= state <= maximum` with `and`."""
-    with pytest.raises(InvalidCursorError):
+    """Broken lines: `offset`'s `type(state) is not int or not 0 <= state <= maximum` with `and`; its
+    `InvalidCursorError("the cursor is malformed")` as `(None)` (the text is the 400's `error.message`;
+    sample 581628's `x_offset__mutmut_10`)."""
+    with pytest.raises(InvalidCursorError, match=r"^the cursor is malformed$"):
         paging.offset(state, maximum=10)
 
 

@@ -29,7 +29,8 @@ def test_deliveries_run_at_most_ten_at_once_per_host_by_default(stack) -> None:
 
 def test_a_429_with_retry_after_pauses_every_delivery_to_that_host(stack, receiver, clock) -> None:
     """Seen to fail with `Worker._later`'s `self._limits.pause(job, job_type, until)` skipped (the second
-    fan-out's delivery reached the paused host)."""
+    fan-out's delivery reached the paused host), and with the paused `WaitingFor`'s reason `None` (the
+    job's `waitingFor.reason` lost; sample 581628's `xǁWorkerǁ_later__mutmut_14`)."""
     pipeline = stack.pipeline
     receiver.script("/a", Reply(429, headers={"Retry-After": "60"}))
     first = pipeline.submit(
@@ -41,6 +42,7 @@ def test_a_429_with_retry_after_pauses_every_delivery_to_that_host(stack, receiv
     assert (waiting["status"], waiting["attempts"]) == ("pending", 0)
     assert waiting["waitingFor"]["limit"] == "paused"
     assert waiting["waitingFor"]["key"] == f"127.0.0.1:{receiver.port}"
+    assert waiting["waitingFor"]["reason"] == "HTTP 429 with Retry-After: its host is paused"
 
     # another endpoint on the same host, in another fan-out: it waits too, and nothing is sent to it
     second = pipeline.submit(

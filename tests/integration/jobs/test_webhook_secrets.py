@@ -70,7 +70,9 @@ def test_a_receiver_configured_with_alphas_secret_refuses_betas_event(stack, rec
 
 def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receiver, clock):
     """Seen to fail: with `rotate` keeping no previous secret (`previous=()`), the old receiver refuses
-    at once; with `ClientSecrets.still_valid` ignoring `valid_until`, it still verifies after 24 h."""
+    at once; with `ClientSecrets.still_valid` ignoring `valid_until`, it still verifies after 24 h;
+    with the store's `_from_item` reading no `rotatedAt` (GET says never rotated; sample 581628's
+    `x__from_item__mutmut_1`)."""
     old = _secret(stack, ALPHA)["secret"]
     rotated = stack.pipeline.request(
         "POST", "/webhook-secret/rotate", {"client": ALPHA}, api_key_id=_operator(stack)
@@ -81,7 +83,9 @@ def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receive
     assert rotated.body["client"] == ALPHA
     assert rotated.body["rotatedAt"] is not None
     assert rotated.body["previousValidUntil"] is not None
-    assert _secret(stack, ALPHA)["secret"] == new
+    read_back = _secret(stack, ALPHA)
+    assert read_back["secret"] == new
+    assert read_back["rotatedAt"][:19] == rotated.body["rotatedAt"][:19]  # stored in whole seconds
 
     clock.advance(config.WEBHOOK_SECRET_OVERLAP_SECONDS - 60)
     within = _fan_out(stack, receiver, ALPHA, "/within")
@@ -100,7 +104,8 @@ def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receive
 
 def test_a_client_reads_and_rotates_no_other_clients_secret(stack):
     """Seen to fail (200 with alpha's secret) with `client_of` returning `asked` for any caller, and
-    (200, a rotation) with `require_operator` doing nothing."""
+    (200, a rotation) with `require_operator` doing nothing; and with either refusal's text changed
+    (the 403's message: sample 581628's `x_client_of__mutmut_6`, `x_require_operator__mutmut_2`)."""
     alpha = _secret(stack, ALPHA)["secret"]
 
     read = stack.pipeline.request("GET", f"/webhook-secret?client={ALPHA}", api_key_id=BETA)
@@ -111,6 +116,9 @@ def test_a_client_reads_and_rotates_no_other_clients_secret(stack):
         assert refused.status == 403
         assert refused.body["error"]["code"] == "forbidden"
         assert alpha not in json.dumps(refused.body)
+    assert read.body["error"]["message"] == "a client's key reads its own webhook secret only"
+    for refused in (rotate, own_rotation):
+        assert refused.body["error"]["message"] == "only the operator's key rotates webhook secrets"
     assert _secret(stack, ALPHA)["secret"] == alpha  # nothing rotated
     # The operator may read any client's.
     assert _secret(stack, _operator(stack), client=ALPHA)["secret"] == alpha

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import SecretNotDeclaredError
+from lambdas.jobs.base import PermanentJobError, SecretNotDeclaredError
 from lambdas.jobs.packages import JobTypeClashError, register_job_types
 from lambdas.lifecycle.type_config import TypeConfig, TypeSettingsError
 from lambdas.models.settings import JobTypesSettings
@@ -66,3 +66,15 @@ def test_a_job_reads_only_the_secrets_its_type_declared(crm_package):
     with pytest.raises(SecretNotDeclaredError):
         config.secret_reader(registry.get("send_email"))("crm_token")
     assert reads == ["arn:token"]
+
+
+def test_a_declared_secret_the_function_was_not_given_fails_the_job_naming_it(crm_package):
+    """A worker built from another template has no ARN for a name the type declares: the job fails
+    for good, its `lastError` naming the secret and the type. Seen to fail against `_secret`'s
+    `PermanentJobError(f"secret {name!r} ...")` as `(None)` (sample 581628's
+    `xǁTypeConfigǁ_secret__mutmut_6`)."""
+    register_job_types([crm_package])
+    secret = _config({}, {}, lambda arn: "v").secret_reader(registry.get("sync_crm"))
+    with pytest.raises(PermanentJobError) as failed:
+        secret("crm_token")
+    assert str(failed.value) == "secret 'crm_token' of job type 'sync_crm' is not in this function"
