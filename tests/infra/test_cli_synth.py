@@ -39,11 +39,12 @@ def _cli_environment() -> dict[str, str]:
     return env
 
 
-def _synth(outdir: Path) -> None:
+def _synth(outdir: Path, project: Path = REPO_ROOT) -> None:
+    """`npx cdk synth` run from `project`'s folder, as its owner runs it."""
     assert (REPO_ROOT / "node_modules" / ".bin" / "cdk").exists(), "the pinned CDK CLI is missing: npm ci"
     result = subprocess.run(
         ["npx", "--no-install", "cdk", "synth", "--quiet", "-o", str(outdir)],
-        cwd=REPO_ROOT,
+        cwd=project,
         env=_cli_environment(),
         capture_output=True,
         text=True,
@@ -116,16 +117,7 @@ def test_a_users_project_synthesizes_with_its_package_in_the_asset(tmp_path: Pat
     jobPackages reach the stack, and its package is in the functions' one asset beside `lambdas/`.
     Seen to fail with `copy_package` leaving the user's packages out."""
     project = REPO_ROOT / "examples" / "user-project"
-    result = subprocess.run(
-        ["npx", "--no-install", "cdk", "synth", "--quiet", "-o", str(tmp_path)],
-        cwd=project,
-        env=_cli_environment(),
-        capture_output=True,
-        text=True,
-        timeout=540,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    _synth(tmp_path, project)
     _, asset = _code_asset(tmp_path)
     assert (asset / "crm_jobs" / "sync_crm.py").read_bytes() == (
         project / "crm_jobs" / "sync_crm.py"
