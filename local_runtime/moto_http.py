@@ -24,7 +24,9 @@ together and then their ten final writes share the core again: a batch takes abo
 of ten writes. The application therefore runs under one lock (`_TURN`), taken after the request's
 body has arrived and released before its answer is sent, so a slow client never holds it. The
 exceptions run outside it: a ReceiveMessage (it may long-poll, waiting for a SendMessage that needs
-the lock) and a body of unknown length (the application reads it from the socket).
+the lock) and a body of unknown length (the application reads it from the socket). A request that
+made moto call out over HTTP (an SNS subscription to a URL; the stack has none) would hold the lock
+while it waited.
 """
 
 from __future__ import annotations
