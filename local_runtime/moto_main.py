@@ -35,7 +35,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main as moto_main
 from moto.sqs.models import SQSBackend
 
-from local_runtime import fair_queues, moto_updates, s3_post_policy
+from local_runtime import fair_queues, moto_http, moto_updates, s3_post_policy
 
 ITEM_OPERATIONS = (
     "get_item",
@@ -114,4 +114,5 @@ if __name__ == "__main__":
     fair_queues.serve_fairly()
     moto_updates.apply()
     s3_post_policy.enforce()
+    moto_http.keep_alive()
     moto_main(sys.argv[1:])
