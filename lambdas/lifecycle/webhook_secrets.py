@@ -70,7 +70,7 @@ class WebhookSecrets:
         """A new current secret; the replaced one still signs for the overlap, expired ones are dropped."""
         for _ in range(_WRITE_TRIES):
             found = self.of(client)
-            now = self.now()
+            now = float(int(self.now()))  # whole seconds, as stored: a later read answers the same times
             retired = RetiredSecret(found.current, now + config.WEBHOOK_SECRET_OVERLAP_SECONDS)
             rotated = ClientSecrets(
                 client=client,

@@ -18,6 +18,7 @@ from local_runtime.runtime import LocalRuntime, RuntimeSettings, local_template
 pytestmark = pytest.mark.slow
 
 HORIZON = 3
+LEAD = 10  # how far past the horizon the scheduled job starts
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,10 @@ def wait_until(check, timeout: float = 30):  # type: ignore[no-untyped-def]
 
 
 def test_a_job_beyond_the_horizon_is_scheduled_then_runs_at_its_time(runtime: LocalRuntime) -> None:
-    run_at = time.time() + HORIZON + 4
+    """Not before its time, and not a whole delay late. The bound leaves ~7 s for a busy machine (CI saw
+    3.2 s) while still failing if the hand-over sent the delay asked at submission rather than the rest
+    (the job would start ~LEAD s late). Lateness itself is measured in bench/, not here."""
+    run_at = time.time() + HORIZON + LEAD
     body = {
         "type": "test_echo",
         "payload": {"value": "later"},
@@ -63,7 +67,7 @@ def test_a_job_beyond_the_horizon_is_scheduled_then_runs_at_its_time(runtime: Lo
     job_id = submitted.json()["jobId"]
     done = wait_until(lambda: (j := call(runtime, "GET", f"jobs/{job_id}").json())["status"] == "done" and j)
     started = datetime.fromisoformat(done["history"][0]["startedAt"]).timestamp()
-    assert run_at - 1 <= started <= run_at + 3
+    assert run_at - 1 <= started <= run_at + LEAD - 3
 
 
 def test_a_rate_schedule_fires_at_its_creation_and_makes_jobs(runtime: LocalRuntime) -> None:

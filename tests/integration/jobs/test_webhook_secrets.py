@@ -72,7 +72,9 @@ def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receive
     """Seen to fail: with `rotate` keeping no previous secret (`previous=()`), the old receiver refuses
     at once; with `ClientSecrets.still_valid` ignoring `valid_until`, it still verifies after 24 h;
     with the store's `_from_item` reading no `rotatedAt` (GET says never rotated; sample 581628's
-    `x__from_item__mutmut_1`)."""
+    `x__from_item__mutmut_1`); and with `rotate` keeping the clock's fraction of a second (the rotation
+    answered `rotatedAt` to the millisecond, a later GET in whole seconds)."""
+    clock.advance(0.625)
     old = _secret(stack, ALPHA)["secret"]
     rotated = stack.pipeline.request(
         "POST", "/webhook-secret/rotate", {"client": ALPHA}, api_key_id=_operator(stack)
@@ -85,7 +87,8 @@ def test_a_rotated_out_secret_verifies_for_24_hours_and_not_after(stack, receive
     assert rotated.body["previousValidUntil"] is not None
     read_back = _secret(stack, ALPHA)
     assert read_back["secret"] == new
-    assert read_back["rotatedAt"][:19] == rotated.body["rotatedAt"][:19]  # stored in whole seconds
+    assert read_back["rotatedAt"] == rotated.body["rotatedAt"]  # the rotation answers what is stored
+    assert read_back["previousValidUntil"] == rotated.body["previousValidUntil"]
 
     clock.advance(config.WEBHOOK_SECRET_OVERLAP_SECONDS - 60)
     within = _fan_out(stack, receiver, ALPHA, "/within")
