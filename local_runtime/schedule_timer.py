@@ -10,7 +10,9 @@ the whole runtime):
   (UTC, whole seconds, `Z`).
 - A paused schedule's firings are not made up for when it is resumed, as EventBridge does not; a
   firing that failed is not retried here (AWS retries it, then dead-letters it).
-- A rate() fires at its start (the schedule's creation) and every period after.
+- A rate() fires at its start (the schedule's creation) and every period after. A schedule's first tick
+  looks back to its start (not before the timer's own): the API stamps the start before its write lands,
+  and a tick that read the table in between must not lose the firing.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class ScheduleTimer:
         self._invoke = invoke
         self._tick = tick_seconds
         self._clock = clock
-        self._since = clock()
+        self._started = self._since = clock()
+        self._seen: set[str] = set()  # schedules read by an earlier tick
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="schedule-timer", daemon=True)
 
@@ -61,13 +64,13 @@ class ScheduleTimer:
         now = self._clock()
         fired: list[dict[str, Any]] = []
         for schedule in self._schedules.all():
+            since = self._since
+            if schedule.schedule_id not in self._seen:
+                self._seen.add(schedule.schedule_id)
+                since = max(min(since, schedule.start_at / 1000 - 0.001), self._started)
             if schedule.state is not ScheduleState.ENABLED:
                 continue
-            due = [
-                t
-                for t in next_fire_times(schedule, self._since, MAX_FIRINGS_PER_TICK)
-                if t.timestamp() <= now
-            ]
+            due = [t for t in next_fire_times(schedule, since, MAX_FIRINGS_PER_TICK) if t.timestamp() <= now]
             for moment in due:
                 event = firing_input(schedule.owner, schedule.schedule_id, scheduled_time(moment))
                 self._invoke(event)

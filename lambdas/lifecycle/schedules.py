@@ -182,12 +182,18 @@ def fire_due(
 ) -> list[Fired]:
     """Every enabled schedule's firings in (`after`, `until`], each once: the deployed stack's minute
     tick covers the minute before its own scheduled time (a retried tick covers the same minute, and
-    makes no second job)."""
+    makes no second job).
+
+    A schedule that has never fired looks back one window more, to its start at the earliest: one created
+    just before a tick, whose write the tick's read did not see yet, still fires at its start."""
     fired = []
     for schedule in schedules.all():
         if schedule.state is not ScheduleState.ENABLED:
             continue
-        for moment in next_fire_times(schedule, after, TICK_FIRINGS):
+        since = after
+        if not schedule.recent:
+            since = min(after, max(after - (until - after), schedule.start_at / 1000 - 0.001))
+        for moment in next_fire_times(schedule, since, TICK_FIRINGS):
             if moment.timestamp() > until:
                 break
             fired.append(fire(schedules, store, queue, schedule, int(moment.timestamp()) * 1000))

@@ -188,6 +188,61 @@ def test_the_local_timer_fires_each_due_time_once_with_the_targets_input(
     assert timer.tick() == []
 
 
+def test_the_local_timer_fires_the_start_of_a_schedule_its_last_tick_read_too_early(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """The API stamps a schedule's start, then writes it; a tick that read the table in between saw
+    nothing, yet moved on past the start. Seen failing (CI, `make run`) when every schedule's window began
+    at the last tick: the start never fired."""
+    from lambdas.store.schedules import ScheduleStore
+    from local_runtime.schedule_timer import ScheduleTimer
+
+    class ReadEarly:
+        """The table as a tick read it just before the API's write landed."""
+
+        def __init__(self, store: ScheduleStore) -> None:
+            self.store, self.early = store, True
+
+        def all(self) -> list[Any]:
+            return [] if self.early else self.store.all()
+
+    clock.now = datetime(2026, 5, 1, 12, tzinfo=UTC).timestamp()
+    table = ReadEarly(ScheduleStore(pipeline.env["SCHEDULES_TABLE_NAME"], clock))
+    invoked: list[dict[str, Any]] = []
+    timer = ScheduleTimer(table, invoked.append, clock=clock)  # type: ignore[arg-type]
+    clock.advance(0.5)
+    create(pipeline, expression="rate(5 minutes)")
+    paused = create(pipeline, expression="rate(5 minutes)", state="paused")["scheduleId"]
+    clock.advance(0.5)
+    assert timer.tick() == []
+    table.early = False
+    clock.advance(1)
+    timer.tick()
+    clock.advance(1)
+    timer.tick()
+    pipeline.request("PATCH", f"/schedules/{paused}", {"state": "enabled"})
+    clock.advance(1)
+    timer.tick()  # a resumed schedule's start is not made up for
+    assert [e["scheduledTime"] for e in invoked] == ["2026-05-01T12:00:00Z"]
+
+
+def test_the_minute_tick_fires_the_start_of_a_rate_schedule_the_tick_before_missed(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """The deployed path's same race: the 12:00 tick read the table before a schedule stamped 11:59:59.9
+    was written, so the 12:01 tick looks back one minute for a schedule that never fired. Seen failing when
+    fire_due began every schedule's window at the minute before its tick."""
+    clock.now = datetime(2026, 5, 1, 11, 59, 59, 900000, tzinfo=UTC).timestamp()
+    late = create(pipeline, expression="rate(5 minutes)")["scheduleId"]
+    older = create(pipeline, expression="cron(59 11 * * ? *)")["scheduleId"]  # 11:59, before its start
+    clock.now = datetime(2026, 5, 1, 12, 1, 0, 300000, tzinfo=UTC).timestamp()
+    firing.handler({"tick": "2026-05-01T12:01:00Z"}, LambdaContext(function_name="schedules"))
+    firing.handler({"tick": "2026-05-01T12:02:00Z"}, LambdaContext(function_name="schedules"))
+    jobs = pipeline.request("GET", f"/schedules/{late}").body["lastJobs"]
+    assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T11:59:59.000Z"]
+    assert pipeline.request("GET", f"/schedules/{older}").body["lastJobs"] == []
+
+
 def test_the_minute_tick_fires_what_came_due_once_even_when_delivered_twice(
     pipeline: Pipeline, clock: Clock
 ) -> None:
