@@ -55,9 +55,6 @@ def firing_input(owner: str, schedule_id: str, scheduled_time: str) -> dict[str,
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from lambdas.jobs.types import register_builtin_types
-
-    register_builtin_types()
     store_of_schedules, store, queue = _parts()
     if TICK in event:
         tick = datetime.fromisoformat(event[TICK]).timestamp()

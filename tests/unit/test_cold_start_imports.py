@@ -111,6 +111,22 @@ def test_the_schedules_function_never_loads_the_apis_models() -> None:
     assert "lambdas.models.schedule_api" not in loaded
 
 
+def test_a_schedules_tick_loads_no_job_type() -> None:
+    """A firing stores a job its schedule's creation already checked: the tick needs no type's contract
+    (which brings pydantic and every model it names). Seen to fail with the handler registering the
+    built-in types on each call again."""
+    loaded = modules_after_import(
+        "lambdas.handlers.schedules",
+        "from local_runtime.context import LambdaContext\n"
+        "class NoSchedules:\n"
+        "    def all(self): return []\n"
+        "lambdas.handlers.schedules._parts = lambda: (NoSchedules(), None, None)\n"
+        "lambdas.handlers.schedules.handler({'tick': '2026-12-01T00:01:00Z'}, LambdaContext('schedules'))",
+    )
+    assert not any(name.startswith("lambdas.jobs") for name in loaded)
+    assert "pydantic" not in loaded
+
+
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
     # Powertools' batch utility imports its pydantic parser models (~30 ms) if pydantic is already
     # loaded when the utility is: the handler imports it before anything that loads pydantic.
