@@ -18,7 +18,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
-from pydantic import BaseModel
 
 from infra.access import ACCESS, Access, Resource, grant
 from infra.environment import environment_for
@@ -43,6 +42,7 @@ from lambdas import config
 from lambdas.models.settings import (
     ApiSettings,
     DeadLetterSettings,
+    Environment,
     FiringSettings,
     RecoverySettings,
     WorkerSettings,
@@ -58,7 +58,7 @@ class FunctionSpec:
     construct_id: str
     entry_point: str  # lambdas.handlers.<entry_point>, and its row in the access table
     description: str
-    settings: tuple[type[BaseModel], ...]  # every model the function loads its environment into
+    settings: tuple[type[Environment], ...]  # every settings class the function loads its environment into
     timeout_seconds: int
     memory_mb: int = SMALL_MEMORY_MB
 

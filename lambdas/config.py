@@ -2,8 +2,8 @@
 
 Everything here is a plain constant so that importing it costs nothing at cold start. The stack turns
 these into resource properties and environment variables; the functions read the environment through
-the settings models in `lambdas.models.settings`. Bounds that both the synth-time context checks
-(`infra/settings.py`) and the run-time settings models enforce are defined here once.
+the settings in `lambdas.models.settings`. Bounds that both the synth-time context checks
+(`infra/settings.py`) and the run-time settings enforce are defined here once.
 """
 
 from enum import StrEnum

@@ -29,10 +29,10 @@ class AlertPendingError(Exception):
 
 @cache
 def _consumer() -> DeadLetterConsumer:
-    # The settings model, and pydantic with it, load with the first batch rather than
-    # the module: the one function whose import is kept under 1.6x `import boto3` this way, because no
-    # one waits on its first alert (docs/performance.md, "Cold start and first call"). Powertools'
-    # batch utility is imported above, before pydantic: loaded after it, it imports its parser models.
+    # The settings load with the first batch rather than the module: no one waits on a first alert
+    # (docs/performance.md, "Cold start and first call"). They need no pydantic; a fan-out's alert
+    # does, and Powertools' batch utility is imported above, before pydantic: loaded after it, it
+    # imports its parser models.
     from lambdas.models import settings
 
     dead_letter = settings.dead_letter()

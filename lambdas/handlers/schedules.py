@@ -27,8 +27,8 @@ from lambdas.store.schedules import ScheduleStore
 
 @cache
 def _parts() -> tuple[ScheduleStore, JobStore, JobQueue]:
-    # The settings model, and pydantic with it, load with the first tick rather than the module, as
-    # in the recovery function (docs/performance.md, "Cold start and first call").
+    # The settings load with the first tick rather than the module, as in the recovery function
+    # (docs/performance.md, "Cold start and first call").
     from lambdas.models import settings
 
     settings.forget_on_reset(_parts)

@@ -1,213 +1,253 @@
 """Each function's environment, declared once and validated at cold start.
 
-One model per function (`ApiSettings`, `WorkerSettings`, `DeadLetterSettings`, `RecoverySettings`),
-holding everything that function reads, the settings of the job types it runs or checks included. The
-stack builds each function's environment from its model's aliases (the `ENV_*` names of
-`lambdas.config`), so a name the code reads is a name the stack sets.
+One class per function (`ApiSettings`, `WorkerSettings`, `DeadLetterSettings`, `RecoverySettings`,
+`FiringSettings`), holding everything that function reads, the settings of the job types it runs or
+checks included. Each setting names its variable (the `ENV_*` names of `lambdas.config`) and the rule
+its value keeps; the stack builds each function's environment from those names and checks its concrete
+values by the same rules at synth (infra/environment.py), so a name the code reads is a name the stack
+sets.
 
-A handler loads its model on its first invocation through the cached loaders below (`api()`,
+A handler loads its settings on its first invocation through the cached loaders below (`api()`,
 `worker()`, ...); nothing reads the environment at import time. A missing resource name is an error
 when the function starts, never a silent default. Tests call `reset()` between cases.
+
+The reader is plain Python, not pydantic: the dead-letter, recovery and schedules functions' first
+calls need nothing else of pydantic, which costs more CPU to load than the rest of their start
+(docs/performance.md). Values are read as pydantic's lax mode read them (`"true"`/`"0"`/`"yes"` for a
+flag, a number's text), and a default keeps its setting's rule too.
 """
 
 import functools
 import json
+import math
 import os
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, Self, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self, TypeVar
 
 from lambdas import config
-from lambdas.models.iam import IamCallers
+
+if TYPE_CHECKING:
+    from lambdas.models.iam import IamCallers
+
+_REQUIRED: Final = object()
 
 
-class Environment(BaseModel):
-    """The base of every function's settings: read from a mapping of environment variables."""
+class SettingsError(ValueError):
+    """A function's environment breaks its settings' rules: every variable at fault, with the reason."""
 
-    # defer_build: a function validates one of these models, so the others' validators are never built.
-    model_config = ConfigDict(
-        frozen=True, populate_by_name=True, extra="ignore", validate_default=True, defer_build=True
-    )
+    def __init__(self, settings: str, problems: list[tuple[str, str]]) -> None:
+        self.settings = settings
+        self.problems = problems  # (variable, reason)
+        said = "; ".join(f"{name}: {why}" if name else why for name, why in problems)
+        super().__init__(f"invalid {settings}: {said}")
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One setting's environment variable: `read` turns its text into the value, `check` the value into
+    the one kept (a default passes `check` too); both raise ValueError with the reason."""
+
+    name: str
+    read: Callable[[str], Any] = str
+    default: Any = _REQUIRED
+    factory: Callable[[], Any] | None = None
+    check: Callable[[Any], Any] | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED and self.factory is None
+
+    def value(self, environ: Mapping[str, str]) -> Any:
+        text = environ.get(self.name)
+        if text is not None:
+            value = self.read(text)
+        elif self.factory is not None:
+            value = self.factory()
+        elif self.default is not _REQUIRED:
+            value = self.default
+        else:
+            raise ValueError("required, and not set")
+        return self.check(value) if self.check is not None and value is not None else value
+
+
+def setting(
+    name: str,
+    read: Callable[[str], Any] = str,
+    default: Any = _REQUIRED,
+    *,
+    factory: Callable[[], Any] | None = None,
+    check: Callable[[Any], Any] | None = None,
+) -> Any:
+    """A setting read from the variable `name` (typed as its value by its annotation)."""
+    return Variable(name, read, default, factory, check)
+
+
+class Environment:
+    """The base of every function's settings: read from a mapping of environment variables, frozen."""
+
+    _variables: ClassVar[dict[str, Variable]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found: dict[str, Variable] = {}
+        for klass in reversed(cls.__mro__):
+            found.update((k, v) for k, v in vars(klass).items() if isinstance(v, Variable))
+        cls._variables = found
+
+    @classmethod
+    def variables(cls) -> Iterator[Variable]:
+        """Every variable these settings read."""
+        return iter(cls._variables.values())
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Self:
-        return cls.model_validate(dict(os.environ if environ is None else environ))
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        problems: list[tuple[str, str]] = []
+        for attribute, variable in cls._variables.items():
+            try:
+                values[attribute] = variable.value(environ)
+            except (ValueError, TypeError) as error:
+                problems.append((variable.name, str(error)))
+        if problems:
+            raise SettingsError(cls.__name__, problems)
+        made = object.__new__(cls)
+        made.__dict__.update(values)
+        try:
+            made._check()
+        except ValueError as error:
+            raise SettingsError(cls.__name__, [("", str(error))]) from None
+        return made
+
+    def _check(self) -> None:
+        """Rules across settings, once each one holds."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{a}={getattr(self, a)!r}" for a in self._variables)
+        return f"{type(self).__name__}({shown})"
 
 
-class JobsTableSettings(Environment):
-    jobs_table: str = Field(alias=config.ENV_JOBS_TABLE, min_length=1)
-    status_shards: int = Field(
-        alias=config.ENV_STATUS_SHARDS, default=config.STATUS_SHARDS, ge=1, le=config.MAX_STATUS_SHARDS
-    )
-    finished_ttl_days: int = Field(alias=config.ENV_FINISHED_TTL_DAYS, default=config.FINISHED_TTL_DAYS, ge=1)
+# How a variable's text is read.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-class WebhookPolicySettings(Environment):
-    """Where webhooks may go: the API checks fan-outs at submission, the worker every delivery."""
-
-    allow_http_webhooks: bool = Field(alias=config.ENV_ALLOW_HTTP_WEBHOOKS, default=False)
-    # Local runtime and tests only: 127.0.0.0/8 and ::1 become reachable.
-    allow_loopback_webhooks: bool = Field(alias=config.ENV_WEBHOOK_ALLOW_LOOPBACK, default=False)
-
-
-class UploadsSettings(Environment):
-    """The uploads bucket: the API presigns and checks uploads, the worker reads them and writes results."""
-
-    uploads_bucket: str = Field(alias=config.ENV_UPLOADS_BUCKET, min_length=1)
-    max_file_bytes: int = Field(alias=config.ENV_MAX_FILE_BYTES, default=config.MAX_FILE_BYTES, gt=0)
+def flag(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE | _FALSE:
+        return lowered in _TRUE
+    raise ValueError(f"{text!r} is not a boolean (true or false)")
 
 
-class WebhookSecretsSettings(Environment):
-    """Where each client's webhook signing secrets live: the API hands them out and rotates them, the
-    worker signs with them. `webhook_secrets_start_shared` (an upgraded stack): a client's first secret
-    is the stack-wide one its receivers already hold, until the operator rotates it."""
-
-    webhook_secrets_table: str = Field(alias=config.ENV_WEBHOOK_SECRETS_TABLE, min_length=1)
-    webhook_secret_arn: str = Field(alias=config.ENV_WEBHOOK_SECRET_ARN, min_length=1)
-    webhook_secrets_start_shared: bool = Field(alias=config.ENV_WEBHOOK_SECRETS_START_SHARED, default=False)
+def integer(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
 
 
-class LimitsSettings(Environment):
-    """Flow control: where limits are held, and the stack's overrides of each job type's limit (the
-    worker applies them, GET /limits shows them)."""
-
-    limits_table: str = Field(alias=config.ENV_LIMITS_TABLE, min_length=1)
-    job_limits: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_LIMITS, default_factory=dict)
-
-    @field_validator("job_limits", mode="before")
-    @classmethod
-    def _parse_job_limits(cls, value: Any) -> Any:  # its own name: a subclass's `_parse` would hide it
-        from lambdas.models.limits import parse_overrides
-
-        return parse_overrides(json.loads(value) if isinstance(value, str) and value else value)
+def number(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
 
 
-class HorizonSettings(Environment):
-    """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
-
-    schedule_horizon_seconds: int = Field(
-        alias=config.ENV_SCHEDULE_HORIZON_SECONDS,
-        default=config.SCHEDULE_HORIZON_SECONDS,
-        ge=1,
-        le=config.MAX_DELAY_SECONDS,
-    )
+def names(text: str) -> tuple[str, ...]:
+    """`crm_jobs,billing_jobs` -> ("crm_jobs", "billing_jobs")."""
+    return tuple(part for part in text.replace(" ", "").split(",") if part)
 
 
-class ScheduleSettings(HorizonSettings):
-    """The recurring schedules' table, and how many schedules one client may keep."""
+def json_object(values: str) -> Callable[[str], dict[str, Any]]:
+    """A JSON object whose every value is a string (`values="str"`) or an object (`"object"`)."""
+    kind, what = (str, "a string") if values == "str" else (dict, "an object")
 
-    schedules_table: str = Field(alias=config.ENV_SCHEDULES_TABLE, min_length=1)
-    max_schedules_per_client: int = Field(
-        alias=config.ENV_MAX_SCHEDULES_PER_CLIENT, default=config.MAX_SCHEDULES_PER_CLIENT, ge=1
-    )
+    def read(text: str) -> dict[str, Any]:
+        try:
+            found = json.loads(text) if text else {}
+        except ValueError as error:
+            raise ValueError(f"not JSON: {error}") from None
+        if not isinstance(found, dict):
+            raise ValueError("not a JSON object")
+        wrong = [key for key, value in found.items() if not isinstance(value, kind)]
+        if wrong:
+            raise ValueError(f"the value of {', '.join(map(repr, wrong))} is not {what}")
+        return found
+
+    return read
 
 
-class JobTypesSettings(Environment):
-    """The job types a function knows beyond the built-in ones (lambdas/jobs/packages.py), where each
-    type's jobs are queued when not on the shared queue, and, in a worker, its types' settings and
-    secrets (infra/job_types.py writes them)."""
-
-    job_packages: tuple[str, ...] = Field(alias=config.ENV_JOB_PACKAGES, default=())
-    job_queue_urls: dict[str, str] = Field(alias=config.ENV_JOB_QUEUE_URLS, default_factory=dict)
-    job_settings: dict[str, dict[str, Any]] = Field(alias=config.ENV_JOB_SETTINGS, default_factory=dict)
-    job_secrets: dict[str, str] = Field(alias=config.ENV_JOB_SECRETS, default_factory=dict)
-
-    @field_validator("job_packages", mode="before")
-    @classmethod
-    def _names(cls, value: Any) -> Any:
-        if isinstance(value, str):  # "crm_jobs,billing_jobs" in the environment
-            return tuple(part for part in value.replace(" ", "").split(",") if part)
+def length(minimum: int = 1) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if len(value) < minimum:
+            raise ValueError(f"at least {minimum} character{'s' if minimum > 1 else ''}")
         return value
 
-    @field_validator("job_queue_urls", "job_settings", "job_secrets", mode="before")
-    @classmethod
-    def _json(cls, value: Any) -> Any:
-        return json.loads(value) if isinstance(value, str) else value
+    return check
 
 
-class ApiSettings(
-    JobsTableSettings,
-    WebhookPolicySettings,
-    UploadsSettings,
-    WebhookSecretsSettings,
-    LimitsSettings,
-    ScheduleSettings,
-    JobTypesSettings,
-):
-    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
-    # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
-    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
-    # Who the callers are, one of the two (CDK context `auth`): with API keys, the key id API Gateway
-    # reports for the operator key (never its value), the caller that sees every job; with IAM, the
-    # roles of the clients and operators.
-    operator_key_id: str | None = Field(alias=config.ENV_OPERATOR_KEY_ID, default=None, min_length=1)
-    iam_callers: IamCallers | None = Field(alias=config.ENV_IAM_CALLERS, default=None)
-    dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)  # GET /stats reads its depth
-
-    @field_validator("iam_callers", mode="before")
-    @classmethod
-    def _parse(cls, value: Any) -> Any:
-        return IamCallers.model_validate_json(value) if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _one_way_in(self) -> Self:
-        if (self.operator_key_id is None) == (self.iam_callers is None):
-            raise ValueError(f"set one of {config.ENV_OPERATOR_KEY_ID} and {config.ENV_IAM_CALLERS}")
-        return self
-
-
-class WorkerSettings(
-    JobsTableSettings,
-    WebhookPolicySettings,
-    UploadsSettings,
-    WebhookSecretsSettings,
-    LimitsSettings,
-    JobTypesSettings,
-):
-    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
-    dlq_url: str = Field(alias=config.ENV_DLQ_URL, min_length=1)
-    backoff_base_seconds: float = Field(
-        alias=config.ENV_BACKOFF_BASE_SECONDS,
-        default=config.BACKOFF_BASE_SECONDS,
-        ge=config.MIN_BACKOFF_SECONDS,
-    )
-    backoff_cap_seconds: float = Field(
-        alias=config.ENV_BACKOFF_CAP_SECONDS,
-        default=config.BACKOFF_CAP_SECONDS,
-        ge=config.MIN_BACKOFF_SECONDS,
-        le=config.SQS_MAX_VISIBILITY_SECONDS,
-    )
-    lease_seconds: int = Field(alias=config.ENV_LEASE_SECONDS, default=config.LEASE_SECONDS, gt=0)
-    limit_max_wait_seconds: int = Field(
-        alias=config.ENV_LIMIT_MAX_WAIT_SECONDS, default=config.LIMIT_MAX_WAIT_SECONDS, gt=0
-    )
-    concurrency: int = Field(
-        alias=config.ENV_WORKER_CONCURRENCY, default=config.WORKER_CONCURRENCY, ge=1, le=100
-    )
-    # Job types: webhook deliveries log each attempt and sign with their client's secrets; email goes
-    # out as the stack's sender only (a payload cannot choose it); process_file's thumbnail sizes.
-    deliveries_table: str = Field(alias=config.ENV_DELIVERIES_TABLE, min_length=1)
-    sender_email: str = Field(alias=config.ENV_SENDER_EMAIL, min_length=3)
-    thumbnail_sizes: tuple[int, ...] = Field(alias=config.ENV_THUMBNAIL_SIZES, default=config.THUMBNAIL_SIZES)
-    # What Lambda gives the function; process_file sizes its image decoding by it.
-    memory_mb: int = Field(
-        alias=config.ENV_FUNCTION_MEMORY_MB, default=config.WORKER_MEMORY_MB, gt=config.DECODE_RESERVED_MB
-    )
-
-    @field_validator("thumbnail_sizes", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):  # "128,512" in the environment
-            return tuple(int(part) for part in value.replace(" ", "").split(",") if part)
+def between(
+    ge: float | None = None, le: float | None = None, gt: float | None = None
+) -> Callable[[float], float]:
+    def check(value: float) -> float:
+        if ge is not None and value < ge:
+            raise ValueError(f"must be at least {ge:g}, not {value:g}")
+        if gt is not None and value <= gt:
+            raise ValueError(f"must be more than {gt:g}, not {value:g}")
+        if le is not None and value > le:
+            raise ValueError(f"must be at most {le:g}, not {value:g}")
         return value
 
-    @field_validator("thumbnail_sizes")
-    @classmethod
-    def _sensible(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if not value or not all(thumbnail_size_allowed(size) for size in value):
-            raise ValueError(THUMBNAIL_SIZES_RULE)
-        return tuple(sorted(set(value), reverse=True))
+    return check
+
+
+def _job_limits(text: str) -> dict[str, dict[str, Any]]:
+    from lambdas.models.limits import parse_overrides  # pydantic's: the api and worker load it anyway
+
+    try:
+        raw = json.loads(text) if text else {}
+    except ValueError as error:
+        raise ValueError(f"not JSON: {error}") from None
+    try:
+        return parse_overrides(raw)
+    except ValueError as error:
+        raise ValueError(_reason(error)) from None
+
+
+def _iam_callers(text: str) -> "IamCallers":
+    from lambdas.models.iam import IamCallers  # the api's alone, which loads pydantic anyway
+
+    try:
+        return IamCallers.model_validate_json(text)
+    except ValueError as error:
+        raise ValueError(_reason(error)) from None
+
+
+def _reason(error: ValueError) -> str:
+    """What a pydantic model refused (its ValidationError is a ValueError), each field named, no URL."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return str(error)
+    found = errors(include_url=False)
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"] for e in found)
+
+
+def _thumbnail_sizes(text: str) -> tuple[int, ...]:
+    """`128,512` in the environment."""
+    return tuple(integer(part) for part in text.replace(" ", "").split(",") if part)
+
+
+def _sensible_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
+    if not value or not all(thumbnail_size_allowed(size) for size in value):
+        raise ValueError(THUMBNAIL_SIZES_RULE)
+    return tuple(sorted(set(value), reverse=True))
 
 
 THUMBNAIL_SIZES_RULE = (
@@ -219,14 +259,164 @@ def thumbnail_size_allowed(size: int) -> bool:
     return config.MIN_THUMBNAIL_PIXELS <= size <= config.MAX_THUMBNAIL_PIXELS
 
 
+class JobsTableSettings(Environment):
+    jobs_table: str = setting(config.ENV_JOBS_TABLE, check=length())
+    status_shards: int = setting(
+        config.ENV_STATUS_SHARDS,
+        integer,
+        config.STATUS_SHARDS,
+        check=between(ge=1, le=config.MAX_STATUS_SHARDS),
+    )
+    finished_ttl_days: int = setting(
+        config.ENV_FINISHED_TTL_DAYS, integer, config.FINISHED_TTL_DAYS, check=between(ge=1)
+    )
+
+
+class WebhookPolicySettings(Environment):
+    """Where webhooks may go: the API checks fan-outs at submission, the worker every delivery."""
+
+    allow_http_webhooks: bool = setting(config.ENV_ALLOW_HTTP_WEBHOOKS, flag, False)
+    # Local runtime and tests only: 127.0.0.0/8 and ::1 become reachable.
+    allow_loopback_webhooks: bool = setting(config.ENV_WEBHOOK_ALLOW_LOOPBACK, flag, False)
+
+
+class UploadsSettings(Environment):
+    """The uploads bucket: the API presigns and checks uploads, the worker reads them and writes results."""
+
+    uploads_bucket: str = setting(config.ENV_UPLOADS_BUCKET, check=length())
+    max_file_bytes: int = setting(
+        config.ENV_MAX_FILE_BYTES, integer, config.MAX_FILE_BYTES, check=between(gt=0)
+    )
+
+
+class WebhookSecretsSettings(Environment):
+    """Where each client's webhook signing secrets live: the API hands them out and rotates them, the
+    worker signs with them. `webhook_secrets_start_shared` (an upgraded stack): a client's first secret
+    is the stack-wide one its receivers already hold, until the operator rotates it."""
+
+    webhook_secrets_table: str = setting(config.ENV_WEBHOOK_SECRETS_TABLE, check=length())
+    webhook_secret_arn: str = setting(config.ENV_WEBHOOK_SECRET_ARN, check=length())
+    webhook_secrets_start_shared: bool = setting(config.ENV_WEBHOOK_SECRETS_START_SHARED, flag, False)
+
+
+class LimitsSettings(Environment):
+    """Flow control: where limits are held, and the stack's overrides of each job type's limit (the
+    worker applies them, GET /limits shows them)."""
+
+    limits_table: str = setting(config.ENV_LIMITS_TABLE, check=length())
+    job_limits: dict[str, dict[str, Any]] = setting(config.ENV_JOB_LIMITS, _job_limits, factory=dict)
+
+
+class HorizonSettings(Environment):
+    """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
+
+    schedule_horizon_seconds: int = setting(
+        config.ENV_SCHEDULE_HORIZON_SECONDS,
+        integer,
+        config.SCHEDULE_HORIZON_SECONDS,
+        check=between(ge=1, le=config.MAX_DELAY_SECONDS),
+    )
+
+
+class ScheduleSettings(HorizonSettings):
+    """The recurring schedules' table, and how many schedules one client may keep."""
+
+    schedules_table: str = setting(config.ENV_SCHEDULES_TABLE, check=length())
+    max_schedules_per_client: int = setting(
+        config.ENV_MAX_SCHEDULES_PER_CLIENT, integer, config.MAX_SCHEDULES_PER_CLIENT, check=between(ge=1)
+    )
+
+
+class JobTypesSettings(Environment):
+    """The job types a function knows beyond the built-in ones (lambdas/jobs/packages.py), where each
+    type's jobs are queued when not on the shared queue, and, in a worker, its types' settings and
+    secrets (infra/job_types.py writes them)."""
+
+    job_packages: tuple[str, ...] = setting(config.ENV_JOB_PACKAGES, names, ())
+    job_queue_urls: dict[str, str] = setting(config.ENV_JOB_QUEUE_URLS, json_object("str"), factory=dict)
+    job_settings: dict[str, dict[str, Any]] = setting(
+        config.ENV_JOB_SETTINGS, json_object("object"), factory=dict
+    )
+    job_secrets: dict[str, str] = setting(config.ENV_JOB_SECRETS, json_object("str"), factory=dict)
+
+
+class ApiSettings(
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    LimitsSettings,
+    ScheduleSettings,
+    JobTypesSettings,
+):
+    queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
+    # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
+    deliveries_table: str = setting(config.ENV_DELIVERIES_TABLE, check=length())
+    # Who the callers are, one of the two (CDK context `auth`): with API keys, the key id API Gateway
+    # reports for the operator key (never its value), the caller that sees every job; with IAM, the
+    # roles of the clients and operators.
+    operator_key_id: str | None = setting(config.ENV_OPERATOR_KEY_ID, default=None, check=length())
+    iam_callers: "IamCallers | None" = setting(config.ENV_IAM_CALLERS, _iam_callers, None)
+    dlq_url: str = setting(config.ENV_DLQ_URL, check=length())  # GET /stats reads its depth
+
+    def _check(self) -> None:
+        if (self.operator_key_id is None) == (self.iam_callers is None):
+            raise ValueError(f"set one of {config.ENV_OPERATOR_KEY_ID} and {config.ENV_IAM_CALLERS}")
+
+
+class WorkerSettings(
+    JobsTableSettings,
+    WebhookPolicySettings,
+    UploadsSettings,
+    WebhookSecretsSettings,
+    LimitsSettings,
+    JobTypesSettings,
+):
+    queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
+    dlq_url: str = setting(config.ENV_DLQ_URL, check=length())
+    backoff_base_seconds: float = setting(
+        config.ENV_BACKOFF_BASE_SECONDS,
+        number,
+        config.BACKOFF_BASE_SECONDS,
+        check=between(ge=config.MIN_BACKOFF_SECONDS),
+    )
+    backoff_cap_seconds: float = setting(
+        config.ENV_BACKOFF_CAP_SECONDS,
+        number,
+        config.BACKOFF_CAP_SECONDS,
+        check=between(ge=config.MIN_BACKOFF_SECONDS, le=config.SQS_MAX_VISIBILITY_SECONDS),
+    )
+    lease_seconds: int = setting(config.ENV_LEASE_SECONDS, integer, config.LEASE_SECONDS, check=between(gt=0))
+    limit_max_wait_seconds: int = setting(
+        config.ENV_LIMIT_MAX_WAIT_SECONDS, integer, config.LIMIT_MAX_WAIT_SECONDS, check=between(gt=0)
+    )
+    concurrency: int = setting(
+        config.ENV_WORKER_CONCURRENCY, integer, config.WORKER_CONCURRENCY, check=between(ge=1, le=100)
+    )
+    # Job types: webhook deliveries log each attempt and sign with their client's secrets; email goes
+    # out as the stack's sender only (a payload cannot choose it); process_file's thumbnail sizes.
+    deliveries_table: str = setting(config.ENV_DELIVERIES_TABLE, check=length())
+    sender_email: str = setting(config.ENV_SENDER_EMAIL, check=length(3))
+    thumbnail_sizes: tuple[int, ...] = setting(
+        config.ENV_THUMBNAIL_SIZES, _thumbnail_sizes, config.THUMBNAIL_SIZES, check=_sensible_sizes
+    )
+    # What Lambda gives the function; process_file sizes its image decoding by it.
+    memory_mb: int = setting(
+        config.ENV_FUNCTION_MEMORY_MB,
+        integer,
+        config.WORKER_MEMORY_MB,
+        check=between(gt=config.DECODE_RESERVED_MB),
+    )
+
+
 class DeadLetterSettings(JobsTableSettings):
-    alerts_topic_arn: str = Field(alias=config.ENV_ALERTS_TOPIC_ARN, min_length=1)
+    alerts_topic_arn: str = setting(config.ENV_ALERTS_TOPIC_ARN, check=length())
 
 
 class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):
-    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
-    grace_seconds: int = Field(
-        alias=config.ENV_RECOVERY_GRACE_SECONDS, default=config.RECOVERY_GRACE_SECONDS, ge=0
+    queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
+    grace_seconds: int = setting(
+        config.ENV_RECOVERY_GRACE_SECONDS, integer, config.RECOVERY_GRACE_SECONDS, check=between(ge=0)
     )
 
 
@@ -271,7 +461,7 @@ recovery = cached(RecoverySettings)
 class FiringSettings(JobsTableSettings, ScheduleSettings, JobTypesSettings):
     """The `schedules` function: EventBridge Scheduler's target, which creates one job per firing."""
 
-    queue_url: str = Field(alias=config.ENV_QUEUE_URL, min_length=1)
+    queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
 
 
 firing = cached(FiringSettings)

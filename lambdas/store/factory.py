@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 from lambdas.store.jobs import JobStore
 
-if TYPE_CHECKING:  # the settings module loads pydantic, which dead_letter and recovery defer
+if TYPE_CHECKING:  # the settings load with a function's first call, not with this module
     from lambdas.models.settings import JobsTableSettings
 
 

@@ -3,12 +3,12 @@
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
 
 from infra.environment import FunctionEnvironmentError, environment_for
 from infra.functions import SPECS, FunctionSpec
 from infra.synth import synthesize
 from lambdas import config
+from lambdas.models.settings import Environment, setting
 from tests.infra.cfn import concrete, function, grants, render, resources, role_statements
 from tests.infra.conftest import CUSTOM_CONTEXT
 
@@ -88,10 +88,10 @@ def _stack_variables() -> set[str]:
 
 def _declared(spec: FunctionSpec, *, required: bool = False) -> set[str]:
     return {
-        field.alias or name
+        variable.name
         for model in spec.settings
-        for name, field in model.model_fields.items()
-        if field.is_required() or not required
+        for variable in model.variables()
+        if variable.required or not required
     }
 
 
@@ -111,10 +111,10 @@ def test_environment_is_what_the_settings_models_declare(
         config.ENV_IAM_CALLERS,
     }
     assert set(env) == POWERTOOLS | (_declared(spec) & _stack_variables() - unsaid)
-    # The function will accept it: every model loads from exactly this environment.
+    # The function will accept it: its settings load from exactly this environment.
     resolved = {name: concrete(name, value) for name, value in env.items()}
     for model in spec.settings:
-        model.model_validate(resolved)
+        model.load(resolved)
 
 
 @pytest.mark.parametrize(
@@ -168,10 +168,10 @@ def test_submission_checks_and_the_worker_read_the_same_limits(template: dict[st
     assert all(api[name] == worker[name] for name in shared)
 
 
-class _NeedsSomethingUnknown(BaseModel):
-    table: str = Field(alias=config.ENV_JOBS_TABLE)
-    unknown: str = Field(alias="NOT_A_STACK_VALUE")
-    optional: str = Field(alias="ALSO_UNKNOWN", default="x")
+class _NeedsSomethingUnknown(Environment):
+    table: str = setting(config.ENV_JOBS_TABLE)
+    unknown: str = setting("NOT_A_STACK_VALUE")
+    optional: str = setting("ALSO_UNKNOWN", default="x")
 
 
 def test_a_required_variable_the_stack_cannot_set_fails_the_synth() -> None:

@@ -6,7 +6,6 @@ from typing import Any
 import pytest
 from aws_cdk import App, Stack
 from aws_cdk.assertions import Annotations, Match, Template
-from pydantic import ValidationError
 
 from infra.bundling import REPO_ROOT
 from infra.settings import CONTEXT_KEYS, PLACEHOLDER_SENDER, Settings
@@ -18,6 +17,7 @@ from lambdas.models.settings import (
     Environment,
     FiringSettings,
     RecoverySettings,
+    SettingsError,
     WorkerSettings,
 )
 from tests.infra.cfn import concrete
@@ -182,7 +182,7 @@ def test_a_value_beyond_a_bound_is_refused_by_synth_and_at_run_time(
     with pytest.raises(ValueError, match=key):
         _from({**AT_THE_BOUNDS, key: beyond})
     environment = _environments(template)["lambdas.handlers.worker.handler"]
-    with pytest.raises(ValidationError, match=env_name):
+    with pytest.raises(SettingsError, match=env_name):
         WorkerSettings.load({**environment, env_name: str(beyond)})
 
 

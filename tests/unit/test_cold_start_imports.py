@@ -97,7 +97,7 @@ def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_m
 @pytest.mark.parametrize(
     "handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery", "lambdas.handlers.schedules"]
 )
-def test_dead_letter_recovery_and_schedules_load_pydantic_with_their_settings_on_their_first_call(
+def test_dead_letter_recovery_and_schedules_load_no_pydantic_with_their_module(
     handler: str,
 ) -> None:
     """Seen to fail for schedules with `settings` imported at its module's top again."""
@@ -130,7 +130,7 @@ def test_a_schedules_tick_loads_no_job_type() -> None:
 def test_the_dead_letter_function_never_loads_powertools_parser_models() -> None:
     # Powertools' batch utility imports its pydantic parser models (~30 ms) if pydantic is already
     # loaded when the utility is: the handler imports it before anything that loads pydantic.
-    loaded = modules_after_import("lambdas.handlers.dead_letter", "from lambdas.models import settings")
+    loaded = modules_after_import("lambdas.handlers.dead_letter", "import pydantic  # as a fan-out's alert")
     assert "pydantic" in loaded
     assert not any(name.startswith("aws_lambda_powertools.utilities.parser") for name in loaded)
 
@@ -163,15 +163,29 @@ def test_the_functions_clients_come_from_one_session() -> None:
     assert made == {"sessions 1"}
 
 
-def test_a_function_builds_the_validator_of_its_own_settings_model_only() -> None:
-    built = probe(
-        "lambdas.handlers.recovery",
-        "from lambdas.models import settings, uploads\n"
-        "settings.RecoverySettings.load({'JOBS_TABLE_NAME': 'jobs', 'QUEUE_URL': 'https://queue'})\n"
-        "models = [m for m in [*vars(settings).values(), *vars(uploads).values()] if isinstance(m, type)]",
-        "[m.__name__ for m in models if getattr(m, '__pydantic_complete__', False)]",
+@pytest.mark.parametrize(
+    ("handler", "loader"),
+    [
+        ("lambdas.handlers.dead_letter", "dead_letter"),
+        ("lambdas.handlers.recovery", "recovery"),
+        ("lambdas.handlers.schedules", "firing"),
+    ],
+)
+def test_a_function_reads_its_settings_without_pydantic(handler: str, loader: str) -> None:
+    """The functions whose first call needs nothing else of pydantic (docs/performance.md). Seen to fail
+    with the settings declared as pydantic models again."""
+    environment = {
+        "JOBS_TABLE_NAME": "jobs",
+        "QUEUE_URL": "https://queue",
+        "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:alerts",
+        "SCHEDULES_TABLE_NAME": "schedules",
+    }
+    loaded = probe(
+        handler,
+        f"import os; os.environ.update({environment!r})\n"
+        f"from lambdas.models import settings; settings.{loader}()",
     )
-    assert built == {"RecoverySettings"}
+    assert "pydantic" not in loaded
 
 
 def test_the_api_loads_one_powertools_resolver_and_no_other_event_sources_classes() -> None:

@@ -5,12 +5,12 @@ from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
-from pydantic import ValidationError
 
 from lambdas import config
 from lambdas.jobs.base import PermanentJobError, RetryableJobError
 from lambdas.jobs.types import send_email
 from lambdas.jobs.types.send_email import SendEmailPayload
+from lambdas.models.settings import SettingsError
 from lambdas.store import clients
 from tests.support.contexts import job_context
 
@@ -90,5 +90,5 @@ def test_unreachable_ses_is_retried(stack):
 
 def test_missing_sender_configuration_fails_the_worker_at_start(stack, monkeypatch):
     monkeypatch.delenv(config.ENV_SENDER_EMAIL)
-    with pytest.raises(ValidationError, match=config.ENV_SENDER_EMAIL):
+    with pytest.raises(SettingsError, match=config.ENV_SENDER_EMAIL):
         job_context(job_type="send_email")
