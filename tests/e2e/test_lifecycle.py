@@ -75,10 +75,9 @@ def test_retry_waits_the_computed_delay_then_succeeds(client: Client) -> None:
     gap = second["time"] - retried["time"]
     assert scheduled["delaySeconds"] >= 3
     assert scheduled["delaySeconds"] - 0.5 <= gap < WORKER_VISIBILITY + 1
-    receive_counts = [
-        b["receiveCounts"][b["bodies"].index(json.dumps({"jobId": job_id}))]
-        for b in _batches_with(client, job_id)
-    ]
+    # The second batch is recorded once its invocation returned, which can trail the job's `done`.
+    batches = _settled_batches_with(client, job_id, lambda found: len(found) >= 2)
+    receive_counts = [b["receiveCounts"][b["bodies"].index(json.dumps({"jobId": job_id}))] for b in batches]
     assert receive_counts == [1, 2]
 
 
