@@ -14,7 +14,7 @@ from lambdas.models.settings import Environment, SettingsError
 
 
 class FunctionEnvironmentError(ValueError):
-    """The stack cannot give a function the environment its settings model requires."""
+    """The stack cannot give a function the environment its settings require."""
 
 
 def environment_for(models: Iterable[type[Environment]], offered: Mapping[str, str]) -> dict[str, str]:
