@@ -165,9 +165,9 @@ def names(text: str) -> tuple[str, ...]:
     return tuple(part for part in text.replace(" ", "").split(",") if part)
 
 
-def json_object(values: str) -> Callable[[str], dict[str, Any]]:
-    """A JSON object whose every value is a string (`values="str"`) or an object (`"object"`)."""
-    kind, what = (str, "a string") if values == "str" else (dict, "an object")
+def json_object(kind: type[str] | type[dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
+    """A JSON object whose every value is a string (`kind` str) or an object (`kind` dict)."""
+    what = "a string" if kind is str else "an object"
 
     def read(text: str) -> dict[str, Any]:
         try:
@@ -211,10 +211,7 @@ def between(
 def _job_limits(text: str) -> dict[str, dict[str, Any]]:
     from lambdas.models.limits import parse_overrides  # pydantic's: the api and worker load it anyway
 
-    try:
-        raw = json.loads(text) if text else {}
-    except ValueError as error:
-        raise ValueError(f"not JSON: {error}") from None
+    raw = json_object(dict)(text)
     try:
         return parse_overrides(raw)
     except ValueError as error:
@@ -241,7 +238,7 @@ def _reason(error: ValueError) -> str:
 
 def _thumbnail_sizes(text: str) -> tuple[int, ...]:
     """`128,512` in the environment."""
-    return tuple(integer(part) for part in text.replace(" ", "").split(",") if part)
+    return tuple(integer(part) for part in names(text))
 
 
 def _sensible_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
@@ -333,11 +330,11 @@ class JobTypesSettings(Environment):
     secrets (infra/job_types.py writes them)."""
 
     job_packages: tuple[str, ...] = setting(config.ENV_JOB_PACKAGES, names, ())
-    job_queue_urls: dict[str, str] = setting(config.ENV_JOB_QUEUE_URLS, json_object("str"), factory=dict)
+    job_queue_urls: dict[str, str] = setting(config.ENV_JOB_QUEUE_URLS, json_object(str), factory=dict)
     job_settings: dict[str, dict[str, Any]] = setting(
-        config.ENV_JOB_SETTINGS, json_object("object"), factory=dict
+        config.ENV_JOB_SETTINGS, json_object(dict), factory=dict
     )
-    job_secrets: dict[str, str] = setting(config.ENV_JOB_SECRETS, json_object("str"), factory=dict)
+    job_secrets: dict[str, str] = setting(config.ENV_JOB_SECRETS, json_object(str), factory=dict)
 
 
 class ApiSettings(
