@@ -40,6 +40,7 @@ from lambdas.jobs.base import (
 )
 from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
+from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
 from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
@@ -125,21 +126,29 @@ class Worker:
         if not messages:
             return []
         workers = min(self._settings.concurrency, len(messages))
+        wait = min(config.ENDING_TOGETHER_WAIT_SECONDS, self._settings.lease_seconds / 10)
+        batch = BatchEndings(self._store, len(messages), workers, wait, remaining_ms)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job") as pool:
-            return list(pool.map(lambda m: self._process_safely(m, remaining_ms), messages))
+            return list(pool.map(lambda m: self._process_safely(m, remaining_ms, batch.place()), messages))
 
-    def _process_safely(self, message: QueueMessage, remaining_ms: Callable[[], int]) -> MessageResult:
+    def _process_safely(
+        self, message: QueueMessage, remaining_ms: Callable[[], int], place: Place
+    ) -> MessageResult:
         try:
-            return self.process(message, remaining_ms)
+            return self.process(message, remaining_ms, place)
         except Exception:
             logger.exception(
                 "message could not be processed; SQS will deliver it again", messageId=message.message_id
             )
             return MessageResult(message.message_id, Outcome.ERROR)
         finally:
+            place.leave()
             logger.thread_safe_clear_keys()
 
-    def process(self, message: QueueMessage, remaining_ms: Callable[[], int]) -> MessageResult:
+    def process(
+        self, message: QueueMessage, remaining_ms: Callable[[], int], place: Place | None = None
+    ) -> MessageResult:
+        """One message; with its `place` in a batch, a child's done may be written with its siblings'."""
         try:
             job_id = parse_job_message(message.body)
         except MalformedMessageError as error:
@@ -150,6 +159,8 @@ class Worker:
         except NotClaimableError as refused:
             return self._not_claimed(message, job_id, refused.job)
         job = claim.job
+        if place is not None:
+            place.claimed(job)
         # From `processing` when this attempt took over one whose lease had expired.
         log_transition(job.job_id, job.job_type, claim.previous, JobStatus.PROCESSING, job.attempts)
         if job.attempts > job.max_attempts:
@@ -159,9 +170,11 @@ class Worker:
         waiting = job.waiting_for
         if waiting is not None and waiting.until > self._store.now() + 1:
             return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
-        return self._run(message, job, remaining_ms)
+        return self._run(message, job, remaining_ms, place)
 
-    def _run(self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int]) -> MessageResult:
+    def _run(
+        self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int], place: Place | None
+    ) -> MessageResult:
         try:
             job_type: JobType[Any] = self._ops if job.job_type == OPS_TYPE else registry.get(job.job_type)
             payload = job_type.payload_model.model_validate(job.payload)
@@ -173,7 +186,7 @@ class Worker:
         if admission.refused is not None:
             return self._defer(message, job, admission.refused)
         try:
-            return self._attempt(message, job, job_type, payload, remaining_ms)
+            return self._attempt(message, job, job_type, payload, remaining_ms, place)
         finally:
             admission.release()  # after the outcome is written: the slot is held for the whole attempt
 
@@ -184,6 +197,7 @@ class Worker:
         job_type: JobType[Any],
         payload: Any,
         remaining_ms: Callable[[], int],
+        place: Place | None,
     ) -> MessageResult:
         recorded = Recorded()
         context = self._capabilities.context(
@@ -211,10 +225,16 @@ class Worker:
         except Exception as error:
             logger.exception("job raised an unexpected error; treating it as transient")
             return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
-        return self._succeed(message, job, result, started, recorded)
+        return self._succeed(message, job, result, started, recorded, place)
 
     def _succeed(
-        self, message: QueueMessage, job: Job, result: Any, started: float, recorded: Recorded
+        self,
+        message: QueueMessage,
+        job: Job,
+        result: Any,
+        started: float,
+        recorded: Recorded,
+        place: Place | None,
     ) -> MessageResult:
         elapsed = _elapsed_ms(started)
         try:
@@ -224,7 +244,7 @@ class Worker:
                 return self._continue(message, job, result, elapsed)
             if isinstance(result, AwaitChildren):
                 return self._await(message, job, result, elapsed)
-            ended = self._store.succeed(job, result, recorded.puts)
+            ended = self._store.succeed(job, result, recorded.puts, place)
         except StaleAttemptError:
             return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DONE, job.attempts)

@@ -19,11 +19,19 @@ A parent whose children started before counters items existed has no counters it
 on the parent's own item, as they did then (`_end_on_parent`).
 
 Extra puts (a webhook delivery's log line) commit in the same transaction.
+
+Children of one parent that end in the same worker batch can end together (`end_together`): one read of
+the counters item, then one transaction with every child's write, the counters moved once by their sum
+(conditioned on the count and the arming read), and the parent's `done` when the group holds its last
+children. Any cancellation but the counters having moved leaves each child to its own write above, so a
+stale child never holds back its siblings and the counts stay exact.
 """
 
 import dataclasses
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema, transactions
@@ -32,6 +40,13 @@ from lambdas.store.errors import StaleAttemptError, StoreError, TransactionCance
 from lambdas.store.expressions import Update
 from lambdas.store.job_table import JobTable
 from lambdas.store.transactions import Put
+
+# AWS's bounds on one TransactWriteItems (moto enforces neither): items, and their size in all. A group
+# keeps two items for the counters and the parent, and room for the parent's item (up to 400 KB).
+TRANSACTION_MAX_ITEMS = 100
+TRANSACTION_MAX_BYTES = 4 * 1024 * 1024
+_GROUP_MAX_ITEMS = TRANSACTION_MAX_ITEMS - 2
+_GROUP_MAX_BYTES = TRANSACTION_MAX_BYTES - 512 * 1024
 
 _WAITING = {":waiting": JobStatus.WAITING.value}
 # Each round is a change someone else made to the parent between this child's two transactions.
@@ -68,6 +83,34 @@ class Ended:
     parent_finished: FinishedParent | None = None
 
 
+@dataclass(frozen=True)
+class ChildEnding:
+    """A child's terminal write, as `ChildEndings.end` takes it, for a write together with its siblings'.
+    `size`: what its item is estimated to weigh once written (bytes, an upper bound)."""
+
+    job_id: str
+    parent_id: str
+    owner: str
+    change: Update
+    status: JobStatus
+    puts: tuple[Put, ...] = ()
+    size: int = 0
+
+    @property
+    def items(self) -> int:
+        return 1 + len(self.puts)
+
+    @property
+    def weight(self) -> int:
+        return self.size + sum(codec.item_size(put.item) for put in self.puts)
+
+
+class Together(Protocol):
+    """Where a child's terminal write may wait to be made with its siblings' (a worker batch's)."""
+
+    def end(self, ending: ChildEnding) -> Ended: ...
+
+
 class ChildEndings:
     """A job's terminal write: alone, with extra puts, or a child's with its fan-out's counters."""
 
@@ -89,6 +132,65 @@ class ChildEndings:
             return self._table.update_or_stale(job_id, change)
         self._write_or_stale(job_id, [self._job_op(job_id, change)], puts)
         return None
+
+    def end_together(self, endings: Sequence[ChildEnding]) -> list[Ended | None]:
+        """The terminal writes of children of one parent and owner, in as few transactions as AWS's
+        bounds allow (one per chunk, after one read of the counters); for each ending, what its write
+        did, or None when it was not made and the child must write alone (`end`). A chunk that finishes
+        the parent says so in its first ending's `Ended`."""
+        first = endings[0] if endings else None
+        if first is None or any((e.parent_id, e.owner) != (first.parent_id, first.owner) for e in endings):
+            return [None] * len(endings)  # one group is one parent's, and one client's
+        ended: list[Ended | None] = []
+        for chunk in _chunks(endings):
+            ended.extend(self._end_chunk(chunk) if len(chunk) > 1 else [None])
+        return ended
+
+    def _end_chunk(self, endings: Sequence[ChildEnding]) -> list[Ended | None]:
+        parent_id, owner = endings[0].parent_id, endings[0].owner
+        jobs = [self._job_op(e.job_id, e.change, f"job{i}") for i, e in enumerate(endings)]
+        puts = [put for e in endings for put in e.puts]
+        counts: Counter[str] = Counter()
+        for e in endings:
+            counts.update(codec.counter_changes(e.status, 1))
+        seen = self._table.raw_item(codec.counters_key(parent_id))
+        for _ in range(MAX_ROUNDS):
+            if seen is None:  # a parent counted on its own item, or one that is gone
+                return [None] * len(endings)
+            armed = codec.unmarshal(seen)
+            if armed.get(OWNER) != owner or CHILDREN_FINISHED not in armed:
+                return [None] * len(endings)  # another client's, or counted before `childrenFinished`
+            finished = int(armed[CHILDREN_FINISHED])
+            values = {":finished": finished}
+            condition = f"#{CHILDREN_FINISHED} = :finished AND attribute_not_exists(#{CHILDREN_BEFORE_LAST})"
+            completes = False
+            if CHILDREN_BEFORE_LAST in armed:
+                before_last = int(armed[CHILDREN_BEFORE_LAST])
+                if finished + len(endings) > before_last + 1:
+                    return [None] * len(endings)  # more endings than children left: each decides alone
+                completes = finished + len(endings) == before_last + 1
+                values[":beforeLast"] = before_last
+                condition = f"#{CHILDREN_FINISHED} = :finished AND #{CHILDREN_BEFORE_LAST} = :beforeLast"
+            moved = Update(
+                assign=self._table.counters_ttl(), add=dict(counts), condition=condition, values=values
+            )
+            operations = [*jobs, self._counters_op(parent_id, moved)]
+            if completes:
+                operations.append(self._parent_op(parent_id, self._finishing(parent_id, owner)))
+            try:
+                transactions.write(self._table.ddb, operations, puts)
+            except TransactionCancelledError as cancelled:
+                if cancelled.failed != {"counters"}:
+                    return [None] * len(endings)  # a stale child, or the parent not waiting
+                seen = cancelled.seen.get("counters") or self._table.raw_item(codec.counters_key(parent_id))
+                continue  # the counters moved after they were read: decide again
+            finished_parent = None
+            if completes:
+                finished_parent = FinishedParent(
+                    parent_id, str(armed.get(codec.PARENT_TYPE, "")), int(armed.get(codec.PARENT_ATTEMPTS, 0))
+                )
+            return [Ended(None, finished_parent), *(Ended(None) for _ in endings[1:])]
+        return [None] * len(endings)
 
     def _end_child(
         self, job_id: str, parent_id: str, change: Update, status: JobStatus, puts: Sequence[Put]
@@ -177,8 +279,8 @@ class ChildEndings:
                 raise StoreError(f"the write of job {job_id} could not commit: {cancelled}") from None
             raise
 
-    def _job_op(self, job_id: str, change: Update) -> transactions.Operation:
-        return transactions.update("job", self._table.name, codec.key(job_id), change)
+    def _job_op(self, job_id: str, change: Update, name: str = "job") -> transactions.Operation:
+        return transactions.update(name, self._table.name, codec.key(job_id), change)
 
     def _parent_op(self, parent_id: str, change: Update) -> transactions.Operation:
         return transactions.update("parent", self._table.name, codec.key(parent_id), change, seen=True)
@@ -187,3 +289,18 @@ class ChildEndings:
         return transactions.update(
             "counters", self._table.name, codec.counters_key(parent_id), change, seen=True
         )
+
+
+def _chunks(endings: Sequence[ChildEnding]) -> Iterator[list[ChildEnding]]:
+    """`endings` in order, in runs that fit one transaction with the counters and the parent."""
+    chunk: list[ChildEnding] = []
+    items = weight = 0
+    for ending in endings:
+        if chunk and (items + ending.items > _GROUP_MAX_ITEMS or weight + ending.weight > _GROUP_MAX_BYTES):
+            yield chunk
+            chunk, items, weight = [], 0, 0
+        chunk.append(ending)
+        items += ending.items
+        weight += ending.weight
+    if chunk:
+        yield chunk

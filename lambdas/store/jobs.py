@@ -20,7 +20,7 @@ from lambdas.models.job import AlertClaim, AttemptOutcome, Job, JobStatus, NewJo
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
 from lambdas.store import batches, codec, schema, transactions
-from lambdas.store.children import ChildEndings, Ended
+from lambdas.store.children import ChildEnding, ChildEndings, Ended, Together
 from lambdas.store.codec import (
     ALERT_CLAIMED_UNTIL,
     ALERTED_AT,
@@ -59,7 +59,7 @@ from lambdas.store.job_table import JobTable
 from lambdas.store.listing import JobListing, ListQuery, Position
 from lambdas.store.transactions import Put
 
-__all__ = ["Claim", "Ended", "JobStore", "Put", "iso_time"]
+__all__ = ["ChildEnding", "Claim", "Ended", "JobStore", "Put", "Together", "iso_time"]
 
 _ATTEMPT_CONDITION = f"#{STATUS} = :processing AND {ATTEMPTS} = :attempt"
 _WAITING_CONDITION = f"#{STATUS} = :waiting"
@@ -73,6 +73,9 @@ _PARENT_UNFINISHED = (
     f"(attribute_not_exists(#{CHILDREN_TOTAL}) OR #{CHILDREN_FINISHED} < #{CHILDREN_TOTAL})"
 )
 _COUNTERS_EXIST = f"attribute_exists({schema.JOBS_PK})"
+# A job item's attributes besides its payload and result (keys, state, timestamps, its history of at
+# most a few dozen attempts, each error cut to MAX_ERROR_CHARS): an upper bound for a transaction's size.
+_ITEM_MARGIN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -259,11 +262,29 @@ class JobStore:
             values={":processing": "processing", ":attempt": job.attempts},
         )
 
-    def succeed(self, job: Job, result: Any, puts: Sequence[Put] = ()) -> Ended:
-        """The running attempt ends the job `done` (with `puts` in the same transaction)."""
+    def succeed(
+        self, job: Job, result: Any, puts: Sequence[Put] = (), together: Together | None = None
+    ) -> Ended:
+        """The running attempt ends the job `done` (with `puts` in the same transaction); a child's
+        write may wait in `together` to be made with its siblings' (a worker batch's)."""
         extra = {RESULT: codec.compact_json(result)}
         update = self._attempt_update(job, JobStatus.DONE, self.now(), AttemptOutcome.DONE, extra)
+        if together is not None and job.parent_id:
+            # Its item once written: what was claimed, its result and history entry, the rest bounded.
+            size = len(codec.compact_json(job.payload)) + len(extra[RESULT]) + _ITEM_MARGIN_BYTES
+            ending = ChildEnding(
+                job.job_id, job.parent_id, job.owner, update, JobStatus.DONE, tuple(puts), size
+            )
+            return together.end(ending)
         return self._children.end(job.job_id, job.parent_id, update, JobStatus.DONE, puts)
+
+    def end_child(self, ending: ChildEnding) -> Ended:
+        """A child's terminal write on its own (StaleAttemptError when its attempt lost the job)."""
+        return self._children.end(ending.job_id, ending.parent_id, ending.change, ending.status, ending.puts)
+
+    def end_children(self, endings: Sequence[ChildEnding]) -> list[Ended | None]:
+        """Siblings' terminal writes together (`ChildEndings.end_together`): None for each not written."""
+        return self._children.end_together(endings)
 
     def die(self, job: Job, error: str, puts: Sequence[Put] = ()) -> Ended:
         """The running attempt ends the job `dead`: a permanent error, or its last attempt failed."""

@@ -55,7 +55,7 @@ def _run_worker(records: list[dict[str, Any]]) -> dict[str, Any]:
     return response
 
 
-def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_finishes_the_parent(
+def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finishes_the_parent(
     stack, receiver, calls: Counter[str], limit_calls: Counter[str]
 ) -> None:
     """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
@@ -65,7 +65,8 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     as `if True:` (a GetItem, and a PutItem, per thread that asks for the client's secrets before the
     first answer is cached); `JobStore.await_children`'s transaction as its former two UpdateItems (the
     move to waiting, then the arming); `webhook_delivery.run`'s `payload.carried_event() or` removed (a
-    GetItem of the parent for its event)."""
+    GetItem of the parent for its event); `Worker._process_safely` calling `self.process` without the
+    message's place in its batch (a transaction per child, and the last child's second one)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -84,14 +85,9 @@ def test_each_delivery_costs_its_claim_and_one_transaction_and_the_last_one_fini
     assert _run_worker(children) == {"batchItemFailures": []}
     # a claim each (the small event rides in the child: no read of the parent), one read of the
     # client's secrets for the whole batch (and the secrets' first write: this client's first
-    # delivery), and one transaction each (outcome, parent counters, log line), the last child's twice
-    # (it finishes the parent)
-    assert calls == {
-        "UpdateItem": ENDPOINTS,
-        "GetItem": 1,
-        "PutItem": 1,
-        "TransactWriteItems": ENDPOINTS + 1,
-    }
+    # delivery); the children end together: one read of their counters, then one transaction (every
+    # outcome and log line, the counters moved once, the parent made done)
+    assert calls == {"UpdateItem": ENDPOINTS, "GetItem": 2, "PutItem": 1, "TransactWriteItems": 1}
 
     # the host's limit: a start and a release each; the key's first use is a PutItem, and the batch's
     # threads that lose that race read the item and write over it once
@@ -136,7 +132,9 @@ def test_a_fan_out_with_a_large_event_waits_in_two_writes_and_its_children_read_
 
     calls.clear()
     assert _run_worker(pipeline.receive(pipeline.queue_url)) == {"batchItemFailures": []}
-    # one read of the parent's event and one of the client's secrets for the whole batch
-    assert calls["GetItem"] == 2
+    # one read of the parent's event and one of the client's secrets for the whole batch, and the
+    # children's one read of their counters before they end together
+    assert calls["GetItem"] == 3
+    assert calls["TransactWriteItems"] == 1
     assert pipeline.job(fanout_id)["status"] == "done"
     assert len(receiver.requests) == ENDPOINTS
