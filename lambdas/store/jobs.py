@@ -73,8 +73,8 @@ _PARENT_UNFINISHED = (
     f"(attribute_not_exists(#{CHILDREN_TOTAL}) OR #{CHILDREN_FINISHED} < #{CHILDREN_TOTAL})"
 )
 _COUNTERS_EXIST = f"attribute_exists({schema.JOBS_PK})"
-# A job item's attributes besides its payload and result (keys, state, timestamps, its history of at
-# most a few dozen attempts, each error cut to MAX_ERROR_CHARS): an upper bound for a transaction's size.
+# A job item's attributes besides its payload and result (keys, state, timestamps, HISTORY_SLOTS history
+# entries, the last error cut to MAX_ERROR_CHARS, a waiting reason): an upper bound for a transaction's size.
 _ITEM_MARGIN_BYTES = 64 * 1024
 
 
