@@ -127,8 +127,10 @@ WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10
 WORKER_CONCURRENCY: Final = 10  # messages of one batch processed at once inside one invocation
 # How long a fan-out child that ended done waits for its siblings in the same batch, to be written with
-# them in one transaction (lambdas/lifecycle/batch_endings.py); at most a tenth of the lease.
+# them in one transaction (lambdas/lifecycle/batch_endings.py): this, or as long as its batch has run so
+# far, but never more than the most (nor a tenth of the lease).
 ENDING_TOGETHER_WAIT_SECONDS: Final = 1.0
+ENDING_TOGETHER_MAX_WAIT_SECONDS: Final = 5.0
 WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CPU scales with memory
 DLQ_BATCH_SIZE: Final = 5
 DLQ_BATCHING_WINDOW_SECONDS: Final = 30

@@ -5,9 +5,11 @@ Each message of a batch has a `Place`. A child that ends done waits there for th
 may still end as its siblings: those not yet claimed, and its claimed siblings still running (a message
 of another parent, or of none, is not waited for). When none is left, or when every thread of the batch
 waits (so none could claim another message), one of the waiting siblings writes for all of them. A child
-waits at most `wait_seconds` (and never into the invocation's last second): then it writes alone, as
-every child does whose group could not be written together. The wait holds the child's lease and its
-flow-control slot a little longer; its `finishedAt` is when it ended, not when it was written.
+waits at most `wait_seconds`, or as long as its batch has run so far when that is longer (a loaded
+machine spreads a batch's endings out as much as it slows them), never more than `max_wait_seconds`
+nor into the invocation's last second: then it writes alone, as every child does whose group could
+not be written together. Its flow-control slot is given back before it waits (the work the slot was
+for is over); the wait holds its lease a little longer, and its `finishedAt` is when it ended.
 """
 
 import threading
@@ -50,12 +52,15 @@ class BatchEndings:
         messages: int,
         threads: int,
         wait_seconds: float,
+        max_wait_seconds: float,
         remaining_ms: Callable[[], int],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._threads = threads
         self._wait_seconds = wait_seconds
+        self._max_wait_seconds = max_wait_seconds
+        self._started = clock()
         self._remaining_ms = remaining_ms
         self._clock = clock
         self._changed = threading.Condition()
@@ -94,12 +99,18 @@ class BatchEndings:
         no_more = self._unclaimed == 0 and self._running[group] == 0
         return no_more or self._waiters >= self._threads
 
+    def wait_at(self, now: float) -> float:
+        """How long a child that ends at `now` may wait for its siblings (see above)."""
+        wait = min(max(self._wait_seconds, now - self._started), self._max_wait_seconds)
+        return min(wait, self._remaining_ms() / 1000 - _LAST_SECONDS)
+
     def end(self, place: "Place", ending: ChildEnding) -> Ended:
         group = (ending.owner, ending.parent_id)
         waiter = _Waiter(ending)
-        wait = min(self._wait_seconds, self._remaining_ms() / 1000 - _LAST_SECONDS)
-        deadline = self._clock() + wait
+        now = self._clock()
+        deadline = now + self.wait_at(now)
         taken: list[_Waiter] = []
+        place.before_waiting()
         with self._changed:
             self._move(place, _State.WAITING, group)
             self._waiting[group].append(waiter)
@@ -144,6 +155,7 @@ class Place:
         self._batch = batch
         self.state = _State.UNCLAIMED
         self.group: Group | None = None
+        self.before_waiting: Callable[[], None] = _nothing  # the worker's: its flow-control slot back
 
     def claimed(self, job: Job) -> None:
         """The message's job is claimed: a child that may end with its siblings, or nothing to wait for."""
@@ -156,3 +168,7 @@ class Place:
     def leave(self) -> None:
         """The message is done with: whatever it did not end together, it ended another way."""
         self._batch.leave(self)
+
+
+def _nothing() -> None:
+    pass

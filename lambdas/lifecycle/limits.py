@@ -85,10 +85,15 @@ class Admission:
     limit: Limit | None = None
     refused: WaitingFor | None = None
     started: float = 0.0
+    released: bool = False
 
     def release(self) -> None:
+        """Give the slot back (once: a later call does nothing)."""
         if self.name is None or self.limit is None or self.limit.concurrency is None or self.refused:
             return
+        if self.released:
+            return
+        self.released = True
         ran_ms = (time.monotonic() - self.started) * 1000
         try:
             self.limits.store.release(

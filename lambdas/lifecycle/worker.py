@@ -126,8 +126,9 @@ class Worker:
         if not messages:
             return []
         workers = min(self._settings.concurrency, len(messages))
-        wait = min(config.ENDING_TOGETHER_WAIT_SECONDS, self._settings.lease_seconds / 10)
-        batch = BatchEndings(self._store, len(messages), workers, wait, remaining_ms)
+        most = min(config.ENDING_TOGETHER_MAX_WAIT_SECONDS, self._settings.lease_seconds / 10)
+        least = min(config.ENDING_TOGETHER_WAIT_SECONDS, most)
+        batch = BatchEndings(self._store, len(messages), workers, least, most, remaining_ms)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job") as pool:
             return list(pool.map(lambda m: self._process_safely(m, remaining_ms, batch.place()), messages))
 
@@ -185,6 +186,8 @@ class Worker:
         admission = self._limits.admit(job, job_type)
         if admission.refused is not None:
             return self._defer(message, job, admission.refused)
+        if place is not None:
+            place.before_waiting = admission.release  # its work is done while it waits for siblings
         try:
             return self._attempt(message, job, job_type, payload, remaining_ms, place)
         finally:

@@ -72,7 +72,7 @@ def _sent(operation: str) -> Iterator[list[dict[str, Any]]]:
 
 
 def _batch(store: JobStore, messages: int, threads: int | None = None, wait: float = LONG) -> BatchEndings:
-    return BatchEndings(store, messages, threads or messages, wait, lambda: 900_000)
+    return BatchEndings(store, messages, threads or messages, wait, wait, lambda: 900_000)
 
 
 def _ending_in(pool: ThreadPoolExecutor, store: JobStore, job: Job, place: Place) -> "Future[Ended]":
@@ -305,3 +305,18 @@ def test_children_end_alone_when_their_transaction_fails(
         finished = [future.result(JOIN_SECONDS).parent_finished for future in ended]
     assert [f is not None for f in finished].count(True) == 1
     assert (_parent(store).status, _parent(store).children.done) == (JobStatus.DONE, 3)
+
+
+def test_a_child_waits_as_long_as_its_batch_has_run_within_the_floor_and_the_most(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """A loaded machine spreads a batch's endings out as much as it slows the batch. Broken line:
+    `BatchEndings.wait_at`'s `max(self._wait_seconds, now - self._started)` as `self._wait_seconds`."""
+    clock = Clock(start=100.0)
+    remaining = [60_000]
+    batch = BatchEndings(store, 3, 3, 1.0, 5.0, lambda: remaining[0], clock=clock)
+    assert batch.wait_at(100.2) == 1.0
+    assert batch.wait_at(103.0) == 3.0
+    assert batch.wait_at(109.0) == 5.0
+    remaining[0] = 2_500  # the invocation keeps its last second
+    assert batch.wait_at(109.0) == 1.5

@@ -30,7 +30,15 @@ def limit_calls() -> Counter[str]:
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch, stack: Any, limit_calls: Counter[str]) -> Counter[str]:
+def in_order() -> list[str]:
+    """Every counted call in the order it was made; a limits-table call as `limits.<operation>`."""
+    return []
+
+
+@pytest.fixture
+def calls(
+    monkeypatch: pytest.MonkeyPatch, stack: Any, limit_calls: Counter[str], in_order: list[str]
+) -> Counter[str]:
     counted: Counter[str] = Counter()
     make_call = BaseClient._make_api_call
     limits_table = stack.pipeline.env[config.ENV_LIMITS_TABLE]
@@ -42,8 +50,10 @@ def calls(monkeypatch: pytest.MonkeyPatch, stack: Any, limit_calls: Counter[str]
             return make_call(self, operation, params)
         if params.get("TableName") == limits_table:
             limit_calls[operation] += 1
+            in_order.append(f"limits.{operation}")
         elif operation not in _DRIVER:
             counted[operation] += 1
+            in_order.append(operation)
         return make_call(self, operation, params)
 
     monkeypatch.setattr(BaseClient, "_make_api_call", counting)
@@ -56,7 +66,7 @@ def _run_worker(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finishes_the_parent(
-    stack, receiver, calls: Counter[str], limit_calls: Counter[str]
+    stack, receiver, calls: Counter[str], limit_calls: Counter[str], in_order: list[str]
 ) -> None:
     """Broken lines, each seen to fail: `Worker._run`'s `first_run=job.attempt_total == 1 and ...` as
     `first_run=False` (a BatchGetItem for children that cannot exist yet); `WorkerCapabilities.context`'s
@@ -66,7 +76,8 @@ def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finish
     first answer is cached); `JobStore.await_children`'s transaction as its former two UpdateItems (the
     move to waiting, then the arming); `webhook_delivery.run`'s `payload.carried_event() or` removed (a
     GetItem of the parent for its event); `Worker._process_safely` calling `self.process` without the
-    message's place in its batch (a transaction per child, and the last child's second one)."""
+    message's place in its batch (a transaction per child, and the last child's second one);
+    `BatchEndings.end`'s `place.before_waiting()` removed (the slots come back after the write)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
@@ -80,6 +91,7 @@ def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finish
     assert calls == {"UpdateItem": 1, "BatchWriteItem": 1, "SendMessageBatch": 1, "TransactWriteItems": 1}
 
     calls.clear()
+    in_order.clear()
     children = pipeline.receive(pipeline.queue_url)
     assert len(children) == ENDPOINTS
     assert _run_worker(children) == {"batchItemFailures": []}
@@ -88,6 +100,8 @@ def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finish
     # delivery); the children end together: one read of their counters, then one transaction (every
     # outcome and log line, the counters moved once, the parent made done)
     assert calls == {"UpdateItem": ENDPOINTS, "GetItem": 2, "PutItem": 1, "TransactWriteItems": 1}
+    # each child gives its host's slot back before it waits for its siblings, not after their write
+    assert "limits.UpdateItem" not in in_order[in_order.index("TransactWriteItems") :]
 
     # the host's limit: a start and a release each; the key's first use is a PutItem, and the batch's
     # threads that lose that race read the item and write over it once
