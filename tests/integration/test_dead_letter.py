@@ -172,6 +172,20 @@ def test_a_letter_for_a_job_whose_alert_is_claimed_stays_on_the_queue(pipeline: 
     assert pipeline.alerts() == []
 
 
+def test_a_letter_that_stays_holds_back_none_of_its_batch(pipeline: Pipeline) -> None:
+    """Seen to fail with the handler's loop stopping at the first letter that fails."""
+    held, alerted = dead_job(pipeline), dead_job(pipeline)
+    claims = store_from_env(pipeline.env)
+    claims.claim_alert(claims.get(held), ALERT_LEASE_SECONDS)
+    letters = sorted(pipeline.receive(pipeline.dlq_url), key=lambda m: json.loads(m["body"])["jobId"] != held)
+    assert [json.loads(m["body"])["jobId"] for m in letters] == [held, alerted]
+
+    response = pipeline.run_dead_letter(letters)
+
+    assert response["batchItemFailures"] == [{"itemIdentifier": letters[0]["messageId"]}]
+    assert [a["jobId"] for a in pipeline.alerts()] == [alerted]
+
+
 # A dead job's alert says everything an operator needs without opening the job.
 #
 # Found by `make mutate` (a mutant of `DeadLetterConsumer._alert` no test failed on). The test was first
