@@ -76,8 +76,9 @@ class FinishedParent:
 
 @dataclass(frozen=True)
 class Ended:
-    """What a terminal write did. `job`: the job as written, when the write returned it (a lone
-    UpdateItem does, a transaction does not). `parent_finished`: the parent, when this write finished it."""
+    """What a terminal write did. `job`: the job as written, when the write was asked for it (a lone
+    UpdateItem can return it, a transaction cannot). `parent_finished`: the parent, when this write
+    finished it."""
 
     job: Job | None
     parent_finished: FinishedParent | None = None
@@ -118,19 +119,31 @@ class ChildEndings:
         self._table = table
 
     def end(
-        self, job_id: str, parent_id: str | None, change: Update, status: JobStatus, puts: Sequence[Put] = ()
+        self,
+        job_id: str,
+        parent_id: str | None,
+        change: Update,
+        status: JobStatus,
+        puts: Sequence[Put] = (),
+        returning: bool = False,
     ) -> Ended:
-        """Write a terminal `status` (StaleAttemptError when `change`'s condition fails)."""
+        """Write a terminal `status` (StaleAttemptError when `change`'s condition fails); `returning`:
+        a lone job's UpdateItem asks for the job as written."""
         if parent_id:
             return self._end_child(job_id, parent_id, change, status, puts)
-        return Ended(self.write_job(job_id, change, puts))
+        return Ended(self.write_job(job_id, change, puts, returning))
 
-    def write_job(self, job_id: str, change: Update, puts: Sequence[Put] = ()) -> Job | None:
+    def write_job(
+        self, job_id: str, change: Update, puts: Sequence[Put] = (), returning: bool = False
+    ) -> Job | None:
         """One write of the job, with `puts` in a transaction if there are any; the job as written when
-        the write returned it. StaleAttemptError when `change`'s condition fails."""
-        if not puts:
+        `returning` and the write is one UpdateItem. StaleAttemptError when `change`'s condition fails."""
+        if puts:
+            self._write_or_stale(job_id, [self._job_op(job_id, change)], puts)
+        elif returning:
             return self._table.update_or_stale(job_id, change)
-        self._write_or_stale(job_id, [self._job_op(job_id, change)], puts)
+        else:
+            self._table.write_or_stale(job_id, change)
         return None
 
     def end_together(self, endings: Sequence[ChildEnding]) -> list[Ended | None]:

@@ -110,6 +110,14 @@ class JobTable:
         except ConditionFailedError:
             raise StaleAttemptError(job_id) from None
 
+    def write_or_stale(self, job_id: str, update: Update) -> None:
+        """Apply `update` asking nothing back (no item to copy, send and parse: a worker's outcome
+        needs none); StaleAttemptError when its condition fails."""
+        try:
+            self.update(job_id, update, returns="NONE")
+        except ConditionFailedError:
+            raise StaleAttemptError(job_id) from None
+
     def require(self, job_id: str) -> Job:
         """The job, which must exist (LookupError otherwise)."""
         job = self.get(job_id)

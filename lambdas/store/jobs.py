@@ -296,23 +296,22 @@ class JobStore:
         """The job a terminal write left: as the write returned it, else read back."""
         return ended.job or self._table.require(job.job_id)
 
-    def retry(self, job: Job, error: str, delay_seconds: int, puts: Sequence[Put] = ()) -> Job | None:
-        """Back to pending; its message becomes visible again after `delay_seconds`. The job as written
-        (None when `puts` made it a transaction, which returns nothing)."""
+    def retry(self, job: Job, error: str, delay_seconds: int, puts: Sequence[Put] = ()) -> None:
+        """Back to pending; its message becomes visible again after `delay_seconds`."""
         due = self.now() + delay_seconds
         extra = {LAST_ERROR: error[:MAX_ERROR_CHARS]}
         update = self._attempt_update(job, JobStatus.PENDING, due, AttemptOutcome.RETRY, extra, error)
-        return self._children.write_job(job.job_id, update, puts)
+        self._children.write_job(job.job_id, update, puts)
 
-    def continue_later(self, job: Job, progress: Any) -> Job:
+    def continue_later(self, job: Job, progress: Any) -> None:
         """The attempt used its time budget and saved `progress`: back to `pending`, due now, and the
         attempt does not count against `maxAttempts` (a long job is not a failing one)."""
         error = "continues in a new attempt: the time budget of one invocation was used"
         extra = {RESULT: codec.compact_json(progress)}
         update = self._attempt_update(job, JobStatus.PENDING, self.now(), AttemptOutcome.RETRY, extra, error)
-        return self._table.update_or_stale(job.job_id, dataclasses.replace(update, add={ATTEMPTS: -1}))
+        self._table.write_or_stale(job.job_id, dataclasses.replace(update, add={ATTEMPTS: -1}))
 
-    def defer(self, job: Job, waiting: WaitingFor, seconds: int) -> Job:
+    def defer(self, job: Job, waiting: WaitingFor, seconds: int) -> None:
         """The attempt may not run yet (a limit, or the job's RetryLater): back to `pending`, due when
         `waiting` ends, saying why; no attempt spent and no history entry (it did not run), and the wait
         added to the job's total."""
@@ -324,7 +323,7 @@ class JobStore:
             condition=_ATTEMPT_CONDITION,
             values={":processing": "processing", ":attempt": job.attempts},
         )
-        return self._table.update_or_stale(job.job_id, update)
+        self._table.write_or_stale(job.job_id, update)
 
     def save_progress(self, job_id: str, attempt: int, progress: Any) -> None:
         """A running attempt records how far it got in its `result` (StaleAttemptError if it lost the job)."""
@@ -591,7 +590,8 @@ class JobStore:
                 values={":seen": job.status.value, ":attempts": job.attempts},
             )
             try:
-                return self.as_written(job, self._children.end(job_id, job.parent_id, update, JobStatus.DEAD))
+                ended = self._children.end(job_id, job.parent_id, update, JobStatus.DEAD, returning=True)
+                return self.as_written(job, ended)
             except StaleAttemptError:
                 continue  # it moved under us (claimed again, finished): decide again from its new state
 

@@ -86,7 +86,9 @@ def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
     # out of time as soon as the delivery's first page is done
     later = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 0, job.payload)
     assert isinstance(later, ContinueLater)
-    paused = store.continue_later(claimed, later.result)
+    store.continue_later(claimed, later.result)
+    paused = store.get(job.job_id)
+    assert paused is not None
     resumed = store.claim(job.job_id, 60)
     result = bulk.run_bulk(store, queue, job.job_id, resumed.attempts, lambda: 60_000, job.payload)
 

@@ -51,6 +51,25 @@ def test_success_marks_the_job_done_with_its_result_and_deletes_the_message(pipe
     assert pipeline.visible(pipeline.queue_url) == 0
 
 
+def test_an_attempts_outcome_asks_for_nothing_back(pipeline: Pipeline) -> None:
+    """The worker uses no item its outcome wrote: done, a retry and dead each ask DynamoDB for nothing
+    back (ReturnValues NONE), sparing the item's copy, its bytes and their parse. Seen to fail with
+    the lone write asking for ALL_NEW again."""
+    updates = record_params("dynamodb", "UpdateItem")
+    ids = [
+        pipeline.submit(t, p) for t, p in (("test_echo", {"value": "x"}), ("test_flaky", {"failTimes": 1}))
+    ]
+    ids.append(pipeline.submit("test_permanent", {}))
+
+    pipeline.run_worker()
+
+    statuses = {pipeline.job(job_id)["status"] for job_id in ids}
+    assert statuses == {"done", "pending", "dead"}
+    outcomes = [u for u in updates if u["ReturnValues"] != "ALL_OLD"]  # the claims ask for what they took
+    assert len(updates) == 6
+    assert [u["ReturnValues"] for u in outcomes] == ["NONE"] * 3
+
+
 def test_retry_goes_back_to_pending_with_the_computed_backoff_as_visibility(
     pipeline: Pipeline, visibility_changes: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
