@@ -105,16 +105,16 @@ class JobTable:
 
     def update_or_stale(self, job_id: str, update: Update) -> Job:
         """Apply `update`, the job as written; StaleAttemptError when its condition fails."""
-        try:
-            return self.as_job(self.update(job_id, update))
-        except ConditionFailedError:
-            raise StaleAttemptError(job_id) from None
+        return self.as_job(self._update_or_stale(job_id, update, "ALL_NEW"))
 
     def write_or_stale(self, job_id: str, update: Update) -> None:
         """Apply `update` asking nothing back (no item to copy, send and parse: a worker's outcome
         needs none); StaleAttemptError when its condition fails."""
+        self._update_or_stale(job_id, update, "NONE")
+
+    def _update_or_stale(self, job_id: str, update: Update, returns: str) -> dict[str, Any]:
         try:
-            self.update(job_id, update, returns="NONE")
+            return self.update(job_id, update, returns)
         except ConditionFailedError:
             raise StaleAttemptError(job_id) from None
 
