@@ -14,8 +14,13 @@ files that are in the page cache and does no other I/O, so its wall time is its 
 waiting for a core, and on this shared 2-core machine the waiting is most of it: `import boto3`
 measured 128-468 ms of wall time within an hour while its CPU time stayed at 102-122 ms. CPU-time
 ratios move a few hundredths between runs, wall-time ratios tenths (docs/performance.md).
+
+Shown beside them, not goals: each function whose import loads pydantic, imported again with those
+pydantic modules imported before the clock, so that what pydantic costs it and what offload's own
+modules cost are told apart.
 """
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -34,6 +39,11 @@ _PROBE = (
     "import time; t, c = time.perf_counter(), time.process_time(); import {module}\n"
     "print(time.perf_counter() - t, time.process_time() - c)"
 )
+PYDANTIC = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection")
+_LISTED = (
+    "import sys, json; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {packages!r})))"
+)
+_PRELOADED = "import importlib\nfor name in {modules!r}: importlib.import_module(name)\n"
 
 
 def bundle_dir() -> Path:
@@ -82,10 +92,17 @@ def run_in_bundle(bundle: Path, code: str, compiled: bool, env: dict[str, str]) 
     return result.stdout.strip().splitlines()[-1]
 
 
-def _import_seconds(bundle: Path, module: str, compiled: bool) -> Sample:
-    """(wall, CPU) seconds of the import."""
-    wall, cpu = run_in_bundle(bundle, _PROBE.format(module=module), compiled, lambda_env()).split()
+def _import_seconds(bundle: Path, module: str, compiled: bool, first: tuple[str, ...] = ()) -> Sample:
+    """(wall, CPU) seconds of the import; the modules `first` are imported before the clock."""
+    code = (_PRELOADED.format(modules=list(first)) if first else "") + _PROBE.format(module=module)
+    wall, cpu = run_in_bundle(bundle, code, compiled, lambda_env()).split()
     return float(wall), float(cpu)
+
+
+def pydantic_modules(bundle: Path, module: str) -> tuple[str, ...]:
+    """The pydantic modules that importing `module` loads, in a fresh process."""
+    code = f"import {module}\n" + _LISTED.format(packages=PYDANTIC)
+    return tuple(json.loads(run_in_bundle(bundle, code, True, lambda_env())))
 
 
 def cpu_ratio(name: str, measured: Sample, floor: Sample, limit: float, what: tuple[str, str]) -> Figure:
@@ -106,9 +123,14 @@ def measure() -> list[Figure]:
     bundle = bundle_dir()
     variants = [("boto3", True)] + [(f"lambdas.handlers.{h}", c) for h in HANDLERS for c in (True, False)]
     samples: dict[tuple[str, bool], list[Sample]] = {v: [] for v in variants}
+    pydantic = {h: pydantic_modules(bundle, f"lambdas.handlers.{h}") for h in HANDLERS}
+    loaded_first: dict[str, list[Sample]] = {h: [] for h in HANDLERS if pydantic[h]}
     for _ in range(ROUNDS):
         for module, compiled in variants:
             samples[(module, compiled)].append(_import_seconds(bundle, module, compiled))
+        for handler, samples_of in loaded_first.items():
+            module = f"lambdas.handlers.{handler}"
+            samples_of.append(_import_seconds(bundle, module, True, pydantic[handler]))
     floor = medians(samples[("boto3", True)])
     figures = []
     for handler, limit in HANDLERS.items():
@@ -119,6 +141,18 @@ def measure() -> list[Figure]:
                 f"cold start {handler} ({shipped})", measured, floor, limit, (handler, "boto3")
             )
             figures.append(replace(figure, detail=f"{figure.detail}; medians of {ROUNDS}", checked=compiled))
+        if handler in loaded_first:
+            figure = cpu_ratio(
+                f"cold start {handler}, pydantic loaded first",
+                medians(loaded_first[handler]),
+                floor,
+                limit,
+                (handler, "boto3"),
+            )
+            loaded = f"{len(pydantic[handler])} pydantic modules imported before the clock"
+            figures.append(
+                replace(figure, detail=f"{figure.detail}; {loaded}; medians of {ROUNDS}", checked=False)
+            )
     return figures
 
 

@@ -14,6 +14,10 @@ cold_start (the wall time is printed beside it); the network waits are the same 
   call. The queue consumers are fed a message for a job that does not exist (the worker drops it as a
   duplicate, the dead_letter function alerts it as poison), the recovery function sweeps an empty
   table, the schedules function takes a minute tick with no schedule due.
+- Shown beside them, not goals: each function that loads pydantic (the job types' payload models,
+  Powertools' request validation) measured again with the pydantic modules its first call loads
+  imported before the clock. The difference is what loading pydantic costs that function, so the
+  pair says how much of a missed figure is pydantic's and how much is offload's own code.
 """
 
 import json
@@ -60,6 +64,15 @@ start = clock(); handler(event, Context()); print(json.dumps([imported, since(st
 """
 _EMAIL = {"to": ["someone@example.com"], "subject": "hello", "text": "first call"}
 _CONSUMERS = ("worker", "dead_letter", "recovery", "schedules")
+_PYDANTIC = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection")
+_LISTED = """
+import sys
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {packages!r})))
+"""
+_PRELOADED = """
+import importlib
+for name in {modules!r}: importlib.import_module(name)
+"""
 Sample = tuple[float, float]  # (wall, CPU) seconds
 
 
@@ -105,16 +118,29 @@ def _run(stack: Stack, handler: str, code: str, event: Any, calls: list[Any], ol
     return [(imported_wall, imported_cpu), (first_wall, first_cpu)]
 
 
+def _pydantic_modules(stack: Stack, handler: str, event: Any, calls: list[Any], old_id: str) -> list[str]:
+    """The pydantic modules loaded by the function's import and first call, in a fresh process."""
+    env = {**stack.env(handler), "BENCH_EVENT": json.dumps(event), "BENCH_CALLS": json.dumps(calls)}
+    env = cold_start.lambda_env({**env, "BENCH_OLD_ID": old_id})
+    code = _CHILD + _HANDLER.format(module=handler.rsplit(".", 1)[0]) + _LISTED.format(packages=_PYDANTIC)
+    modules: list[str] = json.loads(cold_start.run_in_bundle(cold_start.bundle_dir(), code, True, env))
+    return modules
+
+
 def measure(stack: Stack) -> list[Figure]:
     cases = _cases(stack)
+    pydantic = {function: _pydantic_modules(stack, *case) for function, case in cases.items()}
     samples: dict[tuple[str, str], list[list[Sample]]] = {}
     for _ in range(ROUNDS):
         stack.drain()
         for function, (handler, event, calls, old_id) in cases.items():
-            module = handler.rsplit(".", 1)[0]
-            for side, code in (("function", _HANDLER.format(module=module)), ("bare", _BARE)):
+            code = _HANDLER.format(module=handler.rsplit(".", 1)[0])
+            sides = [("function", code), ("bare", _BARE)]
+            if pydantic[function]:
+                sides.append(("pydantic loaded", _PRELOADED.format(modules=pydantic[function]) + code))
+            for side, side_code in sides:
                 samples.setdefault((function, side), []).append(
-                    _run(stack, handler, code, event, calls, old_id)
+                    _run(stack, handler, side_code, event, calls, old_id)
                 )
 
     def first(function: str, side: str) -> Sample:
@@ -143,4 +169,14 @@ def measure(stack: Stack) -> list[Figure]:
             (function, "bare"),
         )
         figures.append(figure)
+        if pydantic[function]:
+            without = cold_start.cpu_ratio(
+                f"{function}: the same, pydantic loaded first",
+                in_all(function, "pydantic loaded"),
+                in_all(function, "bare"),
+                1.3,
+                (function, "bare"),
+            )
+            loaded = f"{len(pydantic[function])} pydantic modules imported before the clock"
+            figures.append(replace(without, detail=f"{without.detail}; {loaded}", checked=False))
     return [replace(f, detail=f"{f.detail}; medians of {ROUNDS}") for f in figures]
