@@ -1,18 +1,23 @@
 """What each function may do: one table of function -> resource -> IAM actions.
 
 The actions are the API calls each function's code makes (boto3 in `lambdas/`, plus what Lambda does on
-the function's behalf: the queue pollers, logs, traces), nothing more. The table is the one source for:
+the function's behalf: the queue pollers, logs, traces), nothing more. A worker group's function holds
+`WORKER` (running its own jobs) and, for each capability its types declare (`JobType.uses`, their
+`secrets` and `limits`), that capability's row of `CAPABILITIES`: a type that declares nothing runs in a
+function that can only claim and end its jobs. The table is the one source for:
 - the grants: each construct that owns a resource grants from it (`grant_access` on JobTables,
   JobQueues, Storage, Alerts), so no construct uses CDK's broad grant families;
 - docs/design.md, whose table `markdown_table()` renders (a test checks the doc shows it);
 - tests/infra, which reads each role's actions back from the synthesized template and compares.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Final
 
 from aws_cdk import aws_iam as iam
+
+from lambdas.jobs.base import Capability
 
 
 class Resource(StrEnum):
@@ -70,9 +75,8 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.DELIVERIES_TABLE: ("dynamodb:Query",),
         # GET /webhook-secret reads a client's item (GetItem) and makes it on first use (PutItem, as
         # does a rotation, conditional on the version read); on an upgraded stack a first secret is the
-        # stack-wide one (GetSecretValue).
+        # stack-wide one (`Need.SHARED_SIGNING_SECRET`, granted only then).
         Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
         # GET /limits lists each limited type's keys.
         Resource.LIMITS_TABLE: ("dynamodb:Query",),
         # GET /stats reads both queues' approximate depths.
@@ -95,37 +99,7 @@ ACCESS: Final[Mapping[str, Access]] = {
         ),
         **_EVERY_FUNCTION,
     },
-    # claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
-    # (authorised per item as UpdateItem and PutItem); GetItem to read a job back or a fan-out's parent; a
-    # fan-out writes its children with BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is
-    # sqs:SendMessage). Retries change the message's visibility; dead jobs are forwarded to the DLQ.
-    # Deliveries are only ever put.
-    "worker": {
-        Resource.JOBS_TABLE: (
-            "dynamodb:BatchGetItem",
-            "dynamodb:BatchWriteItem",
-            "dynamodb:GetItem",
-            "dynamodb:UpdateItem",
-        ),
-        Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",),
-        Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
-        Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
-        # children, and the jobs a bulk action retries, go to their types' queues.
-        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
-        Resource.UPLOADED_FILES: ("s3:GetObject",),
-        Resource.RESULT_FILES: ("s3:PutObject",),
-        # a delivery reads its client's secrets (GetItem) and makes them on first use (PutItem); on an
-        # upgraded stack a first secret is the stack-wide one (GetSecretValue).
-        Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
-        Resource.SENDER_IDENTITY: ("ses:SendEmail",),
-        # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
-        # key's first use (PutItem).
-        Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
-        # `context.secret(name)`: only the secrets the types of this worker declared.
-        Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",),
-        **_EVERY_FUNCTION,
-    },
+    # A worker group's row is `worker_access(...)`: WORKER below, and what its types declare.
     # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read
     # a finished fan-out's children for its alert (BatchGetItem), claim and record the alert (UpdateItem);
     # publishing to an encrypted topic needs a data key from the topic's key.
@@ -157,6 +131,74 @@ ACCESS: Final[Mapping[str, Access]] = {
 }
 
 
+# Every worker: claim, end and retry its own jobs (UpdateItem; a child's parent in TransactWriteItems,
+# authorised per item as UpdateItem), read a job back or a child's parent (GetItem); poll its queue, send
+# a job again to it (a continuation, a wait), change a message's visibility (a retry), forward a dead
+# job to its DLQ.
+WORKER: Final[Access] = {
+    Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+    Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
+    Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
+    **_EVERY_FUNCTION,
+}
+
+
+class Need(StrEnum):
+    """What a worker group's types need beyond `Capability`: their declared secrets and limits, the
+    lifecycle's own ops jobs (the shared worker's), and the stack-wide signing secret (upgraded stacks)."""
+
+    SECRETS = "secrets"
+    LIMITS = "limits"
+    OPS = "ops"
+    SHARED_SIGNING_SECRET = "shared signing secret"  # noqa: S105 (a need's name, not a password)
+
+
+CAPABILITIES: Final[Mapping[Capability | Need, Access]] = {
+    Capability.UPLOADS: {Resource.UPLOADED_FILES: ("s3:GetObject",)},
+    Capability.RESULTS: {Resource.RESULT_FILES: ("s3:PutObject",)},
+    # Children are read (BatchGetItem: those a repeated attempt wrote), written (BatchWriteItem) and
+    # sent to their types' queues (SendMessageBatch is sqs:SendMessage).
+    Capability.CHILDREN: {
+        Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"),
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
+    },
+    Capability.EMAIL: {Resource.SENDER_IDENTITY: ("ses:SendEmail",)},
+    # A client's signing secrets are read (GetItem) and made on first use (PutItem).
+    Capability.WEBHOOK_SIGNING: {Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem")},
+    # A delivery's line is only ever put (in the attempt's transaction).
+    Capability.DELIVERY_LOG: {Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",)},
+    # `context.secret(name)`: only the secrets the types of this worker declared.
+    Need.SECRETS: {Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",)},
+    # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a key's
+    # first use (PutItem).
+    Need.LIMITS: {Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem")},
+    # `bulk_action`: page the list indexes (Query, then BatchGetItem), retry or cancel each job
+    # (UpdateItem, a fan-out's parent in a transaction) and send the retried to their types' queues.
+    Need.OPS: {
+        Resource.JOBS_TABLE: ("dynamodb:BatchGetItem",),
+        Resource.LIST_INDEXES: ("dynamodb:Query",),
+        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
+    },
+    # Upgraded stacks (webhookSecretsStartShared): a client's first secret is the stack-wide one.
+    Need.SHARED_SIGNING_SECRET: {Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",)},
+}
+
+
+def merged(*rows: Access) -> dict[Resource, tuple[str, ...]]:
+    """The union of `rows`, each resource's actions sorted."""
+    union: dict[Resource, set[str]] = {}
+    for row in rows:
+        for resource, actions in row.items():
+            union.setdefault(resource, set()).update(actions)
+    return {resource: tuple(sorted(actions)) for resource, actions in union.items()}
+
+
+def worker_access(needs: Iterable[Capability | Need]) -> dict[Resource, tuple[str, ...]]:
+    """A worker group's row: running its jobs, and what its types' declarations need."""
+    return merged(WORKER, *(CAPABILITIES[need] for need in needs))
+
+
 def grant(
     grantee: iam.IGrantable,
     access: Access,
@@ -177,9 +219,28 @@ def grant(
 
 
 def markdown_table() -> str:
-    """The table as docs/design.md shows it: one row per function and resource."""
+    """The tables as docs/design.md shows them: one row per function and resource (a worker's: what every
+    group holds), one per capability a worker's types may declare, and what each built-in type declares."""
+    from infra.job_types import JobTypeCatalog  # imports every built-in type, for the doc only
+
     rows = ["| function | resource | actions |", "|---|---|---|"]
-    for function, access in ACCESS.items():
+    every: list[tuple[str, Access]] = [
+        *((f"`{f}`", a) for f, a in ACCESS.items()),
+        ("`worker`, every group", WORKER),
+    ]
+    for function, access in every:
         for resource, actions in access.items():
-            rows.append(f"| `{function}` | {resource} | {', '.join(f'`{a}`' for a in actions)} |")
+            rows.append(f"| {function} | {resource} | {_actions(actions)} |")
+    rows += ["", "| a worker whose types declare or need | resource | actions |", "|---|---|---|"]
+    for need, access in CAPABILITIES.items():
+        for resource, actions in access.items():
+            rows.append(f"| `{need}` | {resource} | {_actions(actions)} |")
+    rows += ["", "| built-in type | declares |", "|---|---|"]
+    for declared in JobTypeCatalog.load().types:
+        needs = [*sorted(declared.uses), *([Need.LIMITS] if declared.limited else [])]
+        rows.append(f"| `{declared.name}` | {', '.join(f'`{n}`' for n in needs) or 'nothing'} |")
     return "\n".join(rows)
+
+
+def _actions(actions: Iterable[str]) -> str:
+    return ", ".join(f"`{a}`" for a in actions)

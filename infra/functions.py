@@ -19,7 +19,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.access import ACCESS, Access, Resource, grant
+from infra.access import ACCESS, CAPABILITIES, Access, Need, Resource, grant, merged, worker_access
+from infra.access import WORKER as WORKER_ACCESS
 from infra.environment import environment_for
 from infra.job_secrets import JobSecrets
 from infra.job_types import JobTypeCatalog, WorkerGroup
@@ -39,6 +40,7 @@ from infra.settings import (
 from infra.storage import Storage
 from infra.tables import JobTables
 from lambdas import config
+from lambdas.jobs.base import Capability
 from lambdas.models.settings import (
     ApiSettings,
     DeadLetterSettings,
@@ -64,7 +66,7 @@ class FunctionSpec:
 
     @property
     def access(self) -> Access:
-        return ACCESS[self.entry_point]
+        return ACCESS.get(self.entry_point, WORKER_ACCESS)
 
 
 API: Final = FunctionSpec(
@@ -196,8 +198,9 @@ class Functions(Construct):
                     self, own, code=code, environment=environment_for(own.settings, environment)
                 )
                 names = catalog.secrets_of(group.types) if group is not None else ()
+                access = _access(own, group, catalog, settings)
                 for owner in (*shared, queues.of(group.suffix if group else ""), secrets.of(names)):
-                    owner.grant_access(function.role, own.access)
+                    owner.grant_access(function.role, access)
                 built[own.construct_id] = function
                 if group is not None:
                     self.workers[group.suffix] = function
@@ -226,6 +229,28 @@ class Functions(Construct):
             self.recovery.function,
             {suffix: f.function for suffix, f in self.workers.items() if suffix},
         )
+
+
+def _access(
+    spec: FunctionSpec, group: WorkerGroup | None, catalog: JobTypeCatalog, settings: Settings
+) -> Access:
+    """What the function may do: its row of the access table; a worker's from its types' declarations."""
+    shared_secret = (Need.SHARED_SIGNING_SECRET,) if settings.webhook_secrets_start_shared else ()
+    if group is None:
+        if spec is API and shared_secret:
+            return merged(spec.access, CAPABILITIES[Need.SHARED_SIGNING_SECRET])
+        return spec.access
+    uses = catalog.uses_of(group.types)
+    needs: list[Capability | Need] = [*uses]
+    if catalog.secrets_of(group.types):
+        needs.append(Need.SECRETS)
+    if catalog.limited_of(group.types, settings.limit_overrides):
+        needs.append(Need.LIMITS)
+    if group.shared:
+        needs.append(Need.OPS)  # bulk_action, the lifecycle's own type, runs from the shared queue
+    if Capability.WEBHOOK_SIGNING in uses:
+        needs.extend(shared_secret)
+    return worker_access(needs)
 
 
 def _dashboard_name(construct_id: str) -> str:

@@ -34,7 +34,7 @@ from constructs import Node
 from pydantic import ValidationError
 
 from lambdas import config
-from lambdas.jobs.base import JobType, WorkerFunction
+from lambdas.jobs.base import Capability, JobType, WorkerFunction
 from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
 
 CONTEXT_PACKAGES: Final = "jobPackages"
@@ -65,6 +65,8 @@ class DeclaredType:
     function: WorkerFunction | None
     secrets: tuple[str, ...]
     settings: Mapping[str, Any] | None  # the context's values, checked against its settings_model
+    uses: frozenset[Capability] = frozenset()
+    limited: bool = False  # declares `limits`
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,15 @@ class JobTypeCatalog:
     def secrets_of(self, names: Iterable[str]) -> tuple[str, ...]:
         wanted = set(names)
         return tuple(sorted({s for t in self.types if t.name in wanted for s in t.secrets}))
+
+    def uses_of(self, names: Iterable[str]) -> frozenset[Capability]:
+        wanted = set(names)
+        return frozenset(c for t in self.types if t.name in wanted for c in t.uses)
+
+    def limited_of(self, names: Iterable[str], overridden: Iterable[str] = ()) -> bool:
+        """Whether any of `names` has a limit: its own, or one CDK context `jobLimits` gives it."""
+        wanted, given = set(names), set(overridden)
+        return any(t.limited or t.name in given for t in self.types if t.name in wanted)
 
     def check_limited(self, limited: Iterable[str]) -> None:
         """`jobLimits` may name any type the stack runs, a package's included, and no other."""
@@ -292,7 +303,13 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
     if problems:
         raise JobTypesError(f"job type {name!r}: {'; '.join(problems)}")
     return DeclaredType(
-        name, package, job_type.function, tuple(job_type.secrets), _settings(job_type, settings)
+        name,
+        package,
+        job_type.function,
+        tuple(job_type.secrets),
+        _settings(job_type, settings),
+        frozenset(Capability(c) for c in job_type.uses),
+        job_type.limits is not None,
     )
 
 

@@ -20,6 +20,11 @@ A type does its work only through its context: `JobContext` when it runs (in the
 lifecycle layer implements on top of the store (`lambdas/lifecycle/capabilities.py`); no job type
 touches AWS clients, tables or queues itself, so a type cannot reach what its function was not given.
 
+A type declares the capabilities of its context it `uses` (`Capability`): the worker function that runs
+it is granted the AWS actions those need and no others (infra/access.py), and the context refuses a
+capability the type did not declare (`CapabilityNotDeclaredError`), locally as AWS would. A type that
+declares nothing may only compute, read its parent and end its own job.
+
 A type may also declare what it needs around its work (docs/job-types.md): a `settings_model` (its
 values come from CDK context `jobSettings`, validated at synth and when the worker starts, and reach
 `run` as `context.type_settings`), `secrets` by name (one Secrets Manager secret each, readable only by
@@ -29,6 +34,7 @@ the function that runs the type: `context.secret(name)`), and a `function` of it
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import IO, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -114,6 +120,21 @@ class CreatedChildren:
 CreateChildren = Callable[[Sequence[NewJob]], CreatedChildren]
 # An SES v2 SendEmail request without its sender (the stack's, always); returns SES's message id.
 SendEmail = Callable[[Mapping[str, Any]], str]
+
+
+class Capability(StrEnum):
+    """A capability of `JobContext` beyond running its own job, which a type declares in `uses`."""
+
+    UPLOADS = "uploads"  # context.uploads: read the client's uploaded files
+    RESULTS = "results"  # context.results: write files under the job's results prefix
+    CHILDREN = "children"  # context.create_children: write and queue child jobs
+    EMAIL = "email"  # context.send_email: send through SES as the stack's sender
+    WEBHOOK_SIGNING = "webhook_signing"  # context.signing_secrets: the client's webhook signing secrets
+    DELIVERY_LOG = "delivery_log"  # context.record_delivery: write the webhook delivery log
+
+
+class CapabilityNotDeclaredError(PermanentJobError):
+    """A job used a capability of its context that its type does not declare in `uses`."""
 
 
 class SecretNotDeclaredError(PermanentJobError):
@@ -214,3 +235,5 @@ class JobType(Generic[P]):
     settings_model: type[BaseModel] | None = None
     secrets: tuple[str, ...] = ()
     function: WorkerFunction | None = None
+    # What of its context the type calls beyond its own job; its function may do that and no more.
+    uses: frozenset[Capability] = frozenset()

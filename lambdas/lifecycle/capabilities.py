@@ -10,10 +10,18 @@ import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import CreatedChildren, JobContext, PermanentJobError, SubmissionContext
+from lambdas.jobs.base import (
+    Capability,
+    CapabilityNotDeclaredError,
+    CreatedChildren,
+    JobContext,
+    JobType,
+    PermanentJobError,
+    SubmissionContext,
+)
 from lambdas.lifecycle.type_config import TypeConfig
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
@@ -110,6 +118,35 @@ class ClientSecretsCache:
         return cached[1].signing(now)
 
 
+# The JobContext field each capability is.
+_FIELDS: Final[Mapping[str, str]] = {
+    Capability.UPLOADS: "uploads",
+    Capability.RESULTS: "results",
+    Capability.CHILDREN: "create_children",
+    Capability.WEBHOOK_SIGNING: "signing_secrets",
+    Capability.EMAIL: "send_email",
+    Capability.DELIVERY_LOG: "record_delivery",
+}
+
+
+class Undeclared:
+    """What a job's context holds for a capability its type did not declare: any use of it fails the
+    job at once. Deployed, the function's role would refuse the call; moto would not, so this refuses
+    it here the same way, locally and in tests."""
+
+    def __init__(self, job_type: str, capability: Capability) -> None:
+        self._message = (
+            f"job type {job_type!r} uses {capability.value!r} without declaring it "
+            f"(JobType(uses={{Capability.{capability.name}, ...}}))"
+        )
+
+    def __call__(self, *_args: object, **_kwargs: object) -> Any:
+        raise CapabilityNotDeclaredError(self._message)
+
+    def __getattr__(self, _name: str) -> Any:
+        raise CapabilityNotDeclaredError(self._message)
+
+
 class WorkerCapabilities:
     """Everything the worker's job types may use, on the worker's store, queue and settings."""
 
@@ -141,7 +178,21 @@ class WorkerCapabilities:
         """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
         children before). `recorded` collects what the attempt records, for its outcome's write."""
         record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
-        declared = registry.find(job_type)
+        try:
+            declared: JobType[Any] | None = registry.get(job_type)
+        except registry.NotRegisteredError:  # the lifecycle's own ops jobs: no plug-in's capability
+            declared = None
+        given: dict[str, Any] = {
+            Capability.UPLOADS: UploadsBucket(self._settings, owner),
+            Capability.RESULTS: JobResults(self._results, job_id),
+            Capability.CHILDREN: functools.partial(self._create_children, owner, first_run),
+            Capability.WEBHOOK_SIGNING: functools.partial(self._secrets.signing, owner),
+            Capability.EMAIL: self._send_email,
+            Capability.DELIVERY_LOG: record,
+        }
+        uses = declared.uses if declared else frozenset()
+        for capability in set(given) - uses:
+            given[capability] = Undeclared(job_type, Capability(capability))
         return JobContext(
             job_id=job_id,
             job_type=job_type,
@@ -152,13 +203,8 @@ class WorkerCapabilities:
             created_at=created_at,
             remaining_ms=remaining_ms,
             settings=self._settings,
-            uploads=UploadsBucket(self._settings, owner),
-            results=JobResults(self._results, job_id),
-            create_children=functools.partial(self._create_children, owner, first_run),
             read_parent=functools.partial(self._read_job, parent_id),
-            signing_secrets=functools.partial(self._secrets.signing, owner),
-            send_email=self._send_email,
-            record_delivery=record,
+            **{_FIELDS[capability]: value for capability, value in given.items()},
             **(self._types.declared(declared) if declared else {}),
         )
 

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
-from infra.access import ACCESS, Resource, markdown_table
+from infra.access import ACCESS, CAPABILITIES, Need, Resource, markdown_table, worker_access
 from infra.bundling import REPO_ROOT
+from infra.synth import synthesize
+from lambdas.jobs.base import Capability
 from tests.infra.cfn import function, functions, grants, role_statements
+from tests.support.user_package import write_package
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
@@ -84,25 +87,46 @@ def role_access(
 def test_each_role_holds_exactly_its_row_of_the_access_table(
     template: dict[str, Any], entry_point: str
 ) -> None:
+    """The api without the stack-wide signing secret: seen to fail with `Need.SHARED_SIGNING_SECRET`
+    granted whatever the upgrade flag (`_access`'s `if spec is API and shared_secret`)."""
     expected = {resource: set(actions) for resource, actions in ACCESS[entry_point].items()}
-    # No built-in type declares a secret (tests/infra/test_job_packages.py grants a package's).
-    expected.pop(Resource.JOB_SECRETS, None)
     assert role_access(template, entry_point) == expected
 
 
-def test_each_group_worker_holds_the_workers_row(template: dict[str, Any]) -> None:
-    """process_file's worker: its own queue and DLQ are its MAIN_QUEUE and DEAD_LETTER_QUEUE, the
-    shared queue one of the others'."""
-    expected = {resource: set(actions) for resource, actions in ACCESS["worker"].items()}
-    expected.pop(Resource.JOB_SECRETS)
+def _holds(*needs: Capability | Need) -> dict[Resource, set[str]]:
+    return {resource: set(actions) for resource, actions in worker_access(needs).items()}
+
+
+def test_the_shared_worker_holds_what_its_built_in_types_declare(template: dict[str, Any]) -> None:
+    """send_email (email, a limit), webhook_delivery (signing, the delivery log, a limit), webhook_fanout
+    (children), and the ops jobs; nothing of uploads, results or any secret. Seen to fail with
+    webhook_fanout's `uses` emptied (no BatchWriteItem, no other queues)."""
+    expected = _holds(
+        Capability.EMAIL,
+        Capability.WEBHOOK_SIGNING,
+        Capability.DELIVERY_LOG,
+        Capability.CHILDREN,
+        Need.LIMITS,
+        Need.OPS,
+    )
+    assert role_access(template, "worker") == expected
+
+
+def test_process_files_worker_reads_uploads_and_writes_results_and_nothing_else(
+    template: dict[str, Any],
+) -> None:
+    """The worker that decodes untrusted images: no signing secrets, no mail, no delivery log, no
+    BatchWriteItem. Seen to fail with every group granted the shared worker's needs."""
     groups = [props for lid, props in functions(template, "worker") if lid != function(template, "worker")[0]]
-    assert groups
-    for props in groups:
-        assert role_access(template, "worker", props["Properties"]) == expected
+    assert len(groups) == 1
+    assert role_access(template, "worker", groups[0]["Properties"]) == _holds(
+        Capability.UPLOADS, Capability.RESULTS
+    )
 
 
 def test_no_action_is_a_wildcard() -> None:
-    actions = [action for access in ACCESS.values() for group in access.values() for action in group]
+    rows = [*ACCESS.values(), *CAPABILITIES.values()]
+    actions = [action for access in rows for group in access.values() for action in group]
     assert not [action for action in actions if "*" in action]
 
 
@@ -110,3 +134,61 @@ def test_design_doc_shows_the_access_table() -> None:
     assert markdown_table() in Path(DESIGN_DOC).read_text(), (
         "docs/design.md's access table differs from infra/access.py: paste markdown_table()'s output"
     )
+
+
+_TYPE = """
+from pydantic import BaseModel
+
+from lambdas.jobs.base import Capability, JobType, WorkerFunction
+
+
+class Payload(BaseModel):
+    pass
+
+
+JOB_TYPE = JobType(
+    name={name!r},
+    payload_model=Payload,
+    run=lambda payload, context: None,
+    function=WorkerFunction(timeout_seconds={timeout}),
+    uses=frozenset({uses}),
+    secrets={secrets!r},
+)
+"""
+
+
+def _type(name: str, timeout: int, uses: str = "", secrets: tuple[str, ...] = ()) -> str:
+    return _TYPE.format(name=name, timeout=timeout, uses=f"{{{uses}}}" if uses else "", secrets=secrets)
+
+
+@pytest.fixture(scope="module")
+def declared_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A user's package of three types, each in a worker function of its own: one declaring nothing,
+    one sending email, one with a secret."""
+    package = write_package(
+        tmp_path_factory.mktemp("declared"),
+        {
+            "plain": _type("plain", 31),
+            "mailer": _type("mailer", 32, "Capability.EMAIL"),
+            "tokened": _type("tokened", 33, secrets=("api_token",)),
+        },
+    )
+    return synthesize({"jobPackages": [str(package)]})
+
+
+@pytest.mark.parametrize(
+    ("job_type", "needs"),
+    [("plain", ()), ("mailer", (Capability.EMAIL,)), ("tokened", (Need.SECRETS,))],
+)
+def test_a_user_types_worker_holds_what_it_declares_and_nothing_more(
+    declared_template: dict[str, Any], job_type: str, needs: tuple[Capability | Need, ...]
+) -> None:
+    """A type that declares nothing runs in a function that can only claim and end its jobs and use its
+    queue. Seen to fail on the worker row every group held before declarations (signing secrets, mail,
+    uploads, results, BatchWriteItem on the jobs table)."""
+    (props,) = [
+        props["Properties"]
+        for _, props in functions(declared_template, "worker")
+        if props["Properties"]["Description"].endswith(f"runs {job_type} from its own queue")
+    ]
+    assert role_access(declared_template, "worker", props) == _holds(*needs)

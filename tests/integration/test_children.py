@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType, RetryableJobError
+from lambdas.jobs.base import AwaitChildren, Capability, ContinueLater, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
 from lambdas.lifecycle import bulk, fan_out, retry_cancel
 from lambdas.lifecycle.recovery import Sweeper
@@ -53,7 +53,7 @@ def spawn(payload: SpawnPayload, context: JobContext) -> AwaitChildren:
 
 @pytest.fixture(autouse=True)
 def _spawner() -> None:
-    registry.register(JobType("test_spawn", SpawnPayload, spawn))
+    registry.register(JobType("test_spawn", SpawnPayload, spawn, uses=frozenset({Capability.CHILDREN})))
 
 
 def test_parent_waits_for_its_children_and_counts_them_exactly(pipeline: Pipeline) -> None:

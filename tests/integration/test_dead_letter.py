@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import Capability, JobContext, JobType, PermanentJobError, RetryableJobError
 from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, LetterVerdict
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import AlertClaim, Job, JobStatus
@@ -281,7 +281,9 @@ def test_a_failure_after_the_lease_was_lost_leaves_the_newer_attempt_alone_and_l
         store.claim(context.job_id, lease)
         raise error
 
-    registry.register(JobType("test_too_late", EchoPayload, too_late))
+    registry.register(
+        JobType("test_too_late", EchoPayload, too_late, uses=frozenset({Capability.DELIVERY_LOG}))
+    )
     job_id = pipeline.submit("test_too_late", {})
 
     assert pipeline.run_worker() == {"batchItemFailures": []}  # the late attempt's message is dropped

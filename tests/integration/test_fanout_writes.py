@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import JobContext, JobType
+from lambdas.jobs.base import Capability, JobContext, JobType
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
@@ -134,7 +134,9 @@ def test_an_attempt_that_lost_its_lease_still_logs_the_delivery_it_made(
         store.claim(context.job_id, 60)
         return {"delivered": True}
 
-    registry.register(JobType("test_slow_delivery", _Nothing, deliver_slowly))
+    registry.register(
+        JobType("test_slow_delivery", _Nothing, deliver_slowly, uses=frozenset({Capability.DELIVERY_LOG}))
+    )
     job_id = pipeline.submit("test_slow_delivery", {})
 
     assert pipeline.run_worker() == {"batchItemFailures": []}

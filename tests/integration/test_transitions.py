@@ -9,7 +9,7 @@ import pytest
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import ContinueLater, JobContext, JobType
+from lambdas.jobs.base import Capability, ContinueLater, JobContext, JobType
 from lambdas.lifecycle import retry_cancel
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
@@ -98,7 +98,9 @@ def test_a_parent_that_hands_its_work_to_children_logs_that_it_waits(
 ) -> None:
     """Seen to fail against `_await`'s `log_transition(...)` with `None` for the job type (sample
     581628's `xǁWorkerǁ_await__mutmut_11`)."""
-    registry.register(JobType("test_awaits_logged", EchoPayload, _awaits))
+    registry.register(
+        JobType("test_awaits_logged", EchoPayload, _awaits, uses=frozenset({Capability.CHILDREN}))
+    )
     job_id = pipeline.submit("test_awaits_logged", {})
     (parent,) = pipeline.receive(pipeline.queue_url)
 

@@ -16,6 +16,7 @@ from lambdas.handlers import worker
 from lambdas.jobs import registry
 from lambdas.jobs.base import (
     AwaitChildren,
+    Capability,
     ContinueLater,
     CreatedChildren,
     JobContext,
@@ -503,7 +504,11 @@ def test_an_attempt_that_hands_on_its_work_reports_its_duration(
 ) -> None:
     """Broken lines, each alone: `_continue`'s and `_await`'s `MessageResult(..., job.job_type, elapsed)`
     without `elapsed`."""
-    registry.register(JobType(name="test_hands_on", payload_model=EchoPayload, run=run))
+    registry.register(
+        JobType(
+            name="test_hands_on", payload_model=EchoPayload, run=run, uses=frozenset({Capability.CHILDREN})
+        )
+    )
     job_id = pipeline.submit("test_hands_on", {})
     capsys.readouterr()
 
@@ -581,7 +586,9 @@ def test_create_children_says_how_many_it_wrote_now_and_a_repeat_writes_none(pip
             raise RetryableJobError("failed after writing its children")
         return {}
 
-    registry.register(JobType("test_fan_out_twice", _Nothing, fan_out_then_fail_once))
+    registry.register(
+        JobType("test_fan_out_twice", _Nothing, fan_out_then_fail_once, uses=frozenset({Capability.CHILDREN}))
+    )
     job_id = pipeline.submit("test_fan_out_twice", {})
     first = pipeline.receive(pipeline.queue_url)
     pipeline.run_worker(first)
@@ -615,3 +622,30 @@ def test_an_operators_bulk_retry_is_run_by_the_worker(
     retried = store.get(dead.job_id)
     assert retried is not None
     assert (retried.status, retried.result) == (JobStatus.DONE, {"echo": "ok", "attempt": 1})
+
+
+def _mails_undeclared(_: Any, context: JobContext) -> None:
+    context.send_email({"Destination": {"ToAddresses": ["a@example.com"]}})
+
+
+def _reads_uploads_undeclared(_: Any, context: JobContext) -> None:
+    context.uploads.head("uploads/someone-elses")
+
+
+@pytest.mark.parametrize(
+    ("run", "capability"), [(_mails_undeclared, "email"), (_reads_uploads_undeclared, "uploads")]
+)
+def test_a_type_that_uses_a_capability_it_did_not_declare_dies_saying_which(
+    pipeline: Pipeline, run: Any, capability: str
+) -> None:
+    """Deployed, its function's role would refuse the call; moto would not, so the context refuses it
+    and the job is `dead` at once, naming the capability. Seen to fail with `WorkerCapabilities.context`
+    giving every capability whatever `uses` says (the email was sent through moto)."""
+    registry.register(JobType(name="test_undeclared", payload_model=EchoPayload, run=run))
+    job_id = pipeline.submit("test_undeclared", {}, maxAttempts=3)
+
+    pipeline.run_worker()
+
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"]) == ("dead", 1)
+    assert f"uses {capability!r} without declaring it" in job["lastError"]

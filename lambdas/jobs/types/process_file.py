@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas import config
 from lambdas.jobs import files
 from lambdas.jobs.base import (
+    Capability,
     InvalidPayloadError,
     JobContext,
     JobType,
@@ -133,4 +134,5 @@ JOB_TYPE = JobType(
     run=run,
     check_submission=check_submission,
     function=FUNCTION,
+    uses=frozenset({Capability.UPLOADS, Capability.RESULTS}),
 )

@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lambdas import config
-from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError
+from lambdas.jobs.base import Capability, JobContext, JobType, PermanentJobError, RetryableJobError
 from lambdas.models.limits import Limit
 
 NAME = "send_email"
@@ -134,4 +134,5 @@ JOB_TYPE = JobType(
     payload_model=SendEmailPayload,
     run=run,
     limits=Limit(per_second=config.SES_PER_SECOND),
+    uses=frozenset({Capability.EMAIL}),
 )

@@ -36,7 +36,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdas import config
 from lambdas.jobs import ssrf, webhook_signing
-from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError, RetryLater
+from lambdas.jobs.base import (
+    Capability,
+    JobContext,
+    JobType,
+    PermanentJobError,
+    RetryableJobError,
+    RetryLater,
+)
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job
 from lambdas.models.limits import Limit, LimitKey
@@ -320,4 +327,5 @@ JOB_TYPE = JobType(
     public=False,
     # A receiver sees at most this many deliveries at once (CDK context webhookHostConcurrency).
     limits=Limit(concurrency=config.WEBHOOK_HOST_CONCURRENCY, key=LimitKey.HOST),
+    uses=frozenset({Capability.WEBHOOK_SIGNING, Capability.DELIVERY_LOG}),
 )

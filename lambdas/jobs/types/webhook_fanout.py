@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from lambdas.jobs import ssrf
 from lambdas.jobs.base import (
     AwaitChildren,
+    Capability,
     ChildRef,
     InvalidPayloadError,
     JobContext,
@@ -201,4 +202,5 @@ JOB_TYPE = JobType(
     run=run,
     check_submission=check_submission,
     children=children,
+    uses=frozenset({Capability.CHILDREN}),
 )

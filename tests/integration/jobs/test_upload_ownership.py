@@ -47,7 +47,7 @@ def test_an_upload_stored_without_an_owner_is_nobodys(stack):
     with pytest.raises(InvalidPayloadError, match="nothing has been uploaded"):
         process_file.check_submission(ProcessFilePayload(key=key), submission_context(caller=ALPHA))
     with pytest.raises(PermanentJobError, match="nothing has been uploaded"):
-        process_file.run(ProcessFilePayload(key=key), job_context(owner=ALPHA))
+        process_file.run(ProcessFilePayload(key=key), job_context("job-1", "process_file", owner=ALPHA))
 
 
 def test_the_api_answers_422_upload_not_found_to_a_job_naming_another_keys_upload(stack):
