@@ -298,9 +298,9 @@ def group_environment(
     type_settings = catalog.settings_of(group.types)
     if type_settings:
         environment[config.ENV_JOB_SETTINGS] = stack.to_json_string(type_settings)
-    names = catalog.secrets_of(group.types)
-    if names:
-        environment[config.ENV_JOB_SECRETS] = stack.to_json_string(secrets.arns(names))
+    declared = catalog.secrets_of(group.types)
+    if declared:
+        environment[config.ENV_JOB_SECRETS] = stack.to_json_string(secrets.arns(declared))
     return environment
 
 

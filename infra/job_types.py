@@ -12,8 +12,9 @@ Every type module is imported here, so a type that does not import, does not def
 its module's name, has the name of a built-in type or of another package's, asks for a function
 Lambda cannot give, declares invalid secret names, or whose settings (CDK context ``jobSettings``:
 ``{"sync_crm": {"crmUrl": "https://..."}}``) its `settings_model` refuses, fails `cdk synth` with its
-name. ``jobSecrets`` (``{"crm_token": "arn:aws:secretsmanager:..."}``) references an existing secret
-instead of the one the stack creates for a declared name.
+name. A secret is its type's own: two types declaring `token` get two secrets. ``jobSecrets``
+(``{"sync_crm": {"crm_token": "arn:aws:secretsmanager:..."}}``) references an existing secret instead of
+the one the stack creates for a type's declared name.
 
 Types are grouped by what they ask of their function (`WorkerFunction`): the types that ask nothing
 run in the shared worker; each distinct ask is one more worker function with its own queue and
@@ -36,6 +37,9 @@ from pydantic import ValidationError
 from lambdas import config
 from lambdas.jobs.base import Capability, JobType, WorkerFunction
 from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
+
+# A declared secret: (its type, its name).
+SecretKey = tuple[str, str]
 
 CONTEXT_PACKAGES: Final = "jobPackages"
 CONTEXT_SETTINGS: Final = "jobSettings"
@@ -96,15 +100,16 @@ class WorkerGroup:
 class JobTypeCatalog:
     packages: tuple[JobPackage, ...]
     types: tuple[DeclaredType, ...]
-    referenced_secrets: Mapping[str, str] = field(default_factory=dict)  # name -> ARN (jobSecrets)
+    referenced_secrets: Mapping[SecretKey, str] = field(default_factory=dict)  # -> ARN (jobSecrets)
 
     @property
     def package_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.packages)
 
     @property
-    def secret_names(self) -> tuple[str, ...]:
-        return tuple(sorted({name for t in self.types for name in t.secrets}))
+    def secrets(self) -> tuple[SecretKey, ...]:
+        """Every declared secret, as (type, name): a type's secrets are its own."""
+        return self.secrets_of(t.name for t in self.types)
 
     def groups(self, shared_timeout: int, shared_memory: int) -> tuple[WorkerGroup, ...]:
         """The shared worker first, then one group per distinct ask, in a stable order."""
@@ -131,9 +136,9 @@ class JobTypeCatalog:
         wanted = set(names)
         return {t.name: dict(t.settings) for t in self.types if t.name in wanted and t.settings is not None}
 
-    def secrets_of(self, names: Iterable[str]) -> tuple[str, ...]:
+    def secrets_of(self, names: Iterable[str]) -> tuple[SecretKey, ...]:
         wanted = set(names)
-        return tuple(sorted({s for t in self.types if t.name in wanted for s in t.secrets}))
+        return tuple(sorted({(t.name, s) for t in self.types if t.name in wanted for s in t.secrets}))
 
     def uses_of(self, names: Iterable[str]) -> frozenset[Capability]:
         wanted = set(names)
@@ -165,7 +170,7 @@ class JobTypeCatalog:
     def load(cls, packages: Any = None, settings: Any = None, secrets: Any = None) -> "JobTypeCatalog":
         found = _dedupe([*(_package(entry) for entry in _entries(packages)), *_entry_point_packages()])
         settings = _mapping(CONTEXT_SETTINGS, settings)
-        referenced = {str(k): str(v) for k, v in _mapping(CONTEXT_SECRETS, secrets).items()}
+        referenced = _referenced(_mapping(CONTEXT_SECRETS, secrets))
         types: list[DeclaredType] = []
         owners: dict[str, str] = {}
         for package in (BUILTIN_PACKAGE, *(p.name for p in found)):
@@ -180,11 +185,25 @@ class JobTypeCatalog:
             raise JobTypesError(
                 f"{CONTEXT_SETTINGS} names {', '.join(unknown)}: no such type declares settings"
             )
-        declared_secrets = {s for t in types for s in t.secrets}
+        declared_secrets = {(t.name, s) for t in types for s in t.secrets}
         stray = sorted(set(referenced) - declared_secrets)
         if stray:
-            raise JobTypesError(f"{CONTEXT_SECRETS} names {', '.join(stray)}: no job type declares it")
+            named = ", ".join(f"{type_name}.{name}" for type_name, name in stray)
+            raise JobTypesError(f"{CONTEXT_SECRETS} names {named}: no such type declares it")
         return cls(tuple(found), tuple(types), referenced)
+
+
+def _referenced(raw: Mapping[str, Any]) -> dict[SecretKey, str]:
+    """`jobSecrets`: {type: {name: ARN}}."""
+    found: dict[SecretKey, str] = {}
+    for type_name, names in raw.items():
+        if not isinstance(names, Mapping):
+            raise JobTypesError(
+                f'{CONTEXT_SECRETS}.{type_name} must be an object of secret names and ARNs ({{"token": "arn:..."}})'
+            )
+        for name, arn in names.items():
+            found[(str(type_name), str(name))] = str(arn)
+    return found
 
 
 def _entries(raw: Any) -> list[str]:

@@ -36,7 +36,7 @@ class OffloadStack(Stack):
         tables = JobTables(self, "Tables", deletion_protection=settings.deletion_protection)
         queues = JobQueues(self, "Queues", groups=groups)
         secrets = JobSecrets(
-            self, "JobSecrets", names=catalog.secret_names, referenced=catalog.referenced_secrets
+            self, "JobSecrets", declared=catalog.secrets, referenced=catalog.referenced_secrets
         )
         storage = Storage(self, "Storage")
         alerts = Alerts(self, "Alerts", alert_email=settings.alert_email)

@@ -1,9 +1,9 @@
 """The job types' secrets in the local runtime: values from `.local/secrets.json`, a git-ignored file.
 
-The template's secrets that a job type declared carry their name as a tag (infra/job_secrets.py).
-Provisioning creates each with a random value, as Secrets Manager would; this then puts the file's
-value for that name (`{"crm_token": "..."}`) over it, or says how to give it one, so a job never runs
-with a value nobody chose without the console saying so.
+The template's secrets that a job type declared carry `<type>/<name>` as a tag (infra/job_secrets.py):
+a secret is its type's own. Provisioning creates each with a random value, as Secrets Manager would;
+this then puts the file's value for that type and name (`{"sync_crm": {"crm_token": "..."}}`) over it,
+or says how to give it one, so a job never runs with a value nobody chose without the console saying so.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ NAME_TAG = "offload:job-secret"  # infra/job_secrets.py's, read here from the te
 
 
 def declared_secrets(template: Mapping[str, Any]) -> dict[str, str]:
-    """Logical id -> declared name of every job secret the template creates."""
+    """Logical id -> `<type>/<name>` of every job secret the template creates."""
     found = {}
     for logical_id, resource in template.get("Resources", {}).items():
         if resource.get("Type") != prov_model.SECRET:
@@ -40,23 +40,25 @@ def fill_secrets(
     say: Callable[[str], None],
     path: Path = SECRETS_FILE,
 ) -> dict[str, bool]:
-    """Put each declared secret's value from `path`; name -> whether the file gave it one."""
+    """Put each declared secret's value from `path`; `<type>/<name>` -> whether the file gave it one."""
     declared = declared_secrets(template)
     if not declared:
         return {}
     values = _values(path, say)
     given = {}
-    for logical_id, name in sorted(declared.items(), key=lambda item: item[1]):
-        value = values.get(name)
-        given[name] = isinstance(value, str) and bool(value)
-        if given[name]:
+    for logical_id, key in sorted(declared.items(), key=lambda item: item[1]):
+        type_name, _, name = key.partition("/")
+        of_type = values.get(type_name)
+        value = of_type.get(name) if isinstance(of_type, dict) else None
+        given[key] = isinstance(value, str) and bool(value)
+        if given[key]:
             client("secretsmanager").put_secret_value(
                 SecretId=provisioned.resources[logical_id].ref, SecretString=value
             )
         else:
             say(
-                f"note: job secret {name!r} has a random value: set it in {path} "
-                f'({{"{name}": "..."}}) and start again'
+                f"note: job type {type_name!r}'s secret {name!r} has a random value: set it in {path} "
+                f'({{"{type_name}": {{"{name}": "..."}}}}) and start again'
             )
     return given
 
@@ -70,6 +72,6 @@ def _values(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
         say(f"note: {path} is not JSON ({error}); no job secret was set from it")
         return {}
     if not isinstance(values, dict):
-        say(f"note: {path} is not a JSON object of secret names and values")
+        say(f"note: {path} is not a JSON object of job types' secret names and values")
         return {}
     return values

@@ -64,7 +64,7 @@ class TypeConfig:
     def _secret(self, type_name: str, declared: frozenset[str], name: str) -> str:
         if name not in declared:
             raise SecretNotDeclaredError(f"job type {type_name!r} declares no secret {name!r}")
-        arn = self._settings.job_secrets.get(name)
+        arn = self._settings.job_secrets.get(type_name, {}).get(name)
         if arn is None:
             # The stack creates one for every declared name: a worker without it runs another template.
             raise PermanentJobError(f"secret {name!r} of job type {type_name!r} is not in this function")

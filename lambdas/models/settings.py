@@ -334,7 +334,8 @@ class JobTypesSettings(Environment):
     job_settings: dict[str, dict[str, Any]] = setting(
         config.ENV_JOB_SETTINGS, json_object(dict), factory=dict
     )
-    job_secrets: dict[str, str] = setting(config.ENV_JOB_SECRETS, json_object(str), factory=dict)
+    # By type, then name: a type's secrets are its own.
+    job_secrets: dict[str, dict[str, Any]] = setting(config.ENV_JOB_SECRETS, json_object(dict), factory=dict)
 
 
 class ApiSettings(

@@ -63,7 +63,7 @@ def user_runtime(tmp_path: Path, crm: str) -> Iterator[LocalRuntime]:
     package = write_package(tmp_path / "user-project")
     secrets_file = tmp_path / "user-project" / ".local" / "secrets.json"
     secrets_file.parent.mkdir()
-    secrets_file.write_text(json.dumps({"crm_token": TOKEN}))
+    secrets_file.write_text(json.dumps({"sync_crm": {"crm_token": TOKEN}}))
     context = {
         "jobPackages": [str(package)],
         "jobSettings": {"sync_crm": {"crmUrl": crm, "timeoutSeconds": 100}},

@@ -15,7 +15,7 @@ from infra.bundling import REPO_ROOT
 from infra.synth import synthesize
 from lambdas.jobs.base import Capability
 from tests.infra.cfn import function, functions, grants, role_statements
-from tests.support.user_package import write_package
+from tests.support.user_package import type_module, write_package
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
@@ -136,31 +136,6 @@ def test_design_doc_shows_the_access_table() -> None:
     )
 
 
-_TYPE = """
-from pydantic import BaseModel
-
-from lambdas.jobs.base import Capability, JobType, WorkerFunction
-
-
-class Payload(BaseModel):
-    pass
-
-
-JOB_TYPE = JobType(
-    name={name!r},
-    payload_model=Payload,
-    run=lambda payload, context: None,
-    function=WorkerFunction(timeout_seconds={timeout}),
-    uses=frozenset({uses}),
-    secrets={secrets!r},
-)
-"""
-
-
-def _type(name: str, timeout: int, uses: str = "", secrets: tuple[str, ...] = ()) -> str:
-    return _TYPE.format(name=name, timeout=timeout, uses=f"{{{uses}}}" if uses else "", secrets=secrets)
-
-
 @pytest.fixture(scope="module")
 def declared_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A user's package of three types, each in a worker function of its own: one declaring nothing,
@@ -168,9 +143,9 @@ def declared_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     package = write_package(
         tmp_path_factory.mktemp("declared"),
         {
-            "plain": _type("plain", 31),
-            "mailer": _type("mailer", 32, "Capability.EMAIL"),
-            "tokened": _type("tokened", 33, secrets=("api_token",)),
+            "plain": type_module("plain", 31),
+            "mailer": type_module("mailer", 32, "Capability.EMAIL"),
+            "tokened": type_module("tokened", 33, secrets=("api_token",)),
         },
     )
     return synthesize({"jobPackages": [str(package)]})

@@ -18,7 +18,7 @@ from infra.job_types import JobTypeCatalog, JobTypesError
 from infra.synth import synthesize
 from lambdas import config
 from tests.infra.cfn import concrete, function, functions, grants, resources, role_statements
-from tests.support.user_package import EXAMPLE_PROJECT, SYNC_CRM, write_package
+from tests.support.user_package import EXAMPLE_PROJECT, SYNC_CRM, type_module, write_package
 
 CRM_SETTINGS = {"sync_crm": {"crmUrl": "https://crm.example.com/contacts"}}
 
@@ -75,18 +75,24 @@ def test_a_declared_secret_is_created_and_only_its_types_function_may_read_it(
     (secret_id,) = [
         lid
         for lid, r in resources(crm_template, "AWS::SecretsManager::Secret").items()
-        if {"Key": "offload:job-secret", "Value": "crm_token"} in r["Properties"].get("Tags", [])
+        if {"Key": "offload:job-secret", "Value": "sync_crm/crm_token"} in r["Properties"].get("Tags", [])
     ]
     worker_id, worker = _crm_worker(crm_template)
     env = worker["Properties"]["Environment"]["Variables"]
-    assert json.loads(concrete("arn", env[config.ENV_JOB_SECRETS])) == {"crm_token": "resolved-arn"}
-    readers = [
+    assert json.loads(concrete("arn", env[config.ENV_JOB_SECRETS])) == {
+        "sync_crm": {"crm_token": "resolved-arn"}
+    }
+    assert _readers(crm_template, secret_id) == [worker_id]
+
+
+def _readers(template: dict[str, Any], secret_id: str) -> list[str]:
+    """The functions whose role may read the secret."""
+    return [
         lid
-        for lid, r in resources(crm_template, "AWS::Lambda::Function").items()
+        for lid, r in resources(template, "AWS::Lambda::Function").items()
         if ("secretsmanager:GetSecretValue", f"Ref({secret_id})")
-        in grants(role_statements(crm_template, r["Properties"]["Role"]))
+        in grants(role_statements(template, r["Properties"]["Role"]))
     ]
-    assert readers == [worker_id]
 
 
 def test_the_bundle_carries_the_package_and_its_requirements(crm_package: Path, tmp_path: Path) -> None:
@@ -182,7 +188,11 @@ def test_an_installed_distribution_is_found_by_its_entry_point(tmp_path: Path, m
 def test_a_referenced_secret_is_granted_not_created(crm_package: Path) -> None:
     arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:crm-token-AbCdEf"
     template = synthesize(
-        {"jobPackages": [str(crm_package)], "jobSettings": CRM_SETTINGS, "jobSecrets": {"crm_token": arn}}
+        {
+            "jobPackages": [str(crm_package)],
+            "jobSettings": CRM_SETTINGS,
+            "jobSecrets": {"sync_crm": {"crm_token": arn}},
+        }
     )
     assert not [
         r for r in resources(template, "AWS::SecretsManager::Secret").values() if "Tags" in r["Properties"]
@@ -211,3 +221,33 @@ def test_the_template_project_synthesizes_and_its_own_tests_pass(monkeypatch) ->
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 passed" in result.stdout
+
+
+def test_two_types_declaring_one_name_get_two_secrets_each_read_by_its_own_function_alone(
+    tmp_path: Path,
+) -> None:
+    """A secret is its type's own, not its name's: before, one secret `a_token` was read by both
+    functions. Seen to fail with the tag back to the bare name, and with `JobSecrets.of` granting every
+    declared secret (`right`'s function reading `left`'s)."""
+    left = write_package(tmp_path / "a", {"left": type_module("left", 41, secrets=("a_token",))})
+    right = write_package(tmp_path / "b", {"right": type_module("right", 42, secrets=("a_token",))})
+    template = synthesize({"jobPackages": [str(left), str(right)]})
+    secrets = {
+        tag["Value"]: lid
+        for lid, r in resources(template, "AWS::SecretsManager::Secret").items()
+        for tag in r["Properties"].get("Tags", [])
+        if tag["Key"] == "offload:job-secret"
+    }
+    assert set(secrets) == {"left/a_token", "right/a_token"}
+    for type_name in ("left", "right"):
+        ((worker_id, worker),) = [
+            f
+            for f in functions(template, "worker")
+            if f"runs {type_name} " in f[1]["Properties"]["Description"]
+        ]
+        env = worker["Properties"]["Environment"]["Variables"]
+        assert env[config.ENV_JOB_SECRETS]["Fn::Join"][1][1] == {"Ref": secrets[f"{type_name}/a_token"]}
+        assert json.loads(concrete("arn", env[config.ENV_JOB_SECRETS])) == {
+            type_name: {"a_token": "resolved-arn"}
+        }
+        assert _readers(template, secrets[f"{type_name}/a_token"]) == [worker_id]

@@ -29,3 +29,32 @@ def write_package(root: Path, modules: dict[str, str] | None = None, requirement
     if requirements:
         (folder / "requirements.txt").write_text(requirements)
     return folder
+
+
+_TYPE_MODULE = """
+from pydantic import BaseModel
+
+from lambdas.jobs.base import Capability, JobType, WorkerFunction
+
+
+class Payload(BaseModel):
+    pass
+
+
+JOB_TYPE = JobType(
+    name={name!r},
+    payload_model=Payload,
+    run=lambda payload, context: None,
+    function=WorkerFunction(timeout_seconds={timeout}),
+    uses=frozenset({uses}),
+    secrets={secrets!r},
+)
+"""
+
+
+def type_module(name: str, timeout: int, uses: str = "", secrets: tuple[str, ...] = ()) -> str:
+    """A type's module that does nothing, in a worker function of its own (`timeout` seconds), using
+    `uses` (Capability members, as source) and declaring `secrets`."""
+    return _TYPE_MODULE.format(
+        name=name, timeout=timeout, uses=f"{{{uses}}}" if uses else "", secrets=secrets
+    )

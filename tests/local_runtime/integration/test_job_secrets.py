@@ -17,22 +17,24 @@ def test_a_declared_secret_gets_the_files_value_or_a_message_saying_how(tmp_path
     template = synthesize(
         {"jobPackages": [str(package)], "jobSettings": {"sync_crm": {"crmUrl": "http://127.0.0.1:1/"}}}
     )
-    assert sorted(declared_secrets(template).values()) == ["crm_token"]
+    assert sorted(declared_secrets(template).values()) == ["sync_crm/crm_token"]
     with mock_aws():
         provisioned = provision(template)
         said: list[str] = []
         # without a value: a random one, and the line to add
         assert fill_secrets(template, provisioned, boto3.client, said.append, tmp_path / "absent.json") == {
-            "crm_token": False
+            "sync_crm/crm_token": False
         }
         assert said == [
-            f"note: job secret 'crm_token' has a random value: set it in {tmp_path / 'absent.json'} "
-            '({"crm_token": "..."}) and start again'
+            f"note: job type 'sync_crm''s secret 'crm_token' has a random value: set it in "
+            f'{tmp_path / "absent.json"} ({{"sync_crm": {{"crm_token": "..."}}}}) and start again'
         ]
         # with one
         values = tmp_path / "secrets.json"
-        values.write_text(json.dumps({"crm_token": "from-the-file"}))
-        assert fill_secrets(template, provisioned, boto3.client, said.append, values) == {"crm_token": True}
+        values.write_text(json.dumps({"sync_crm": {"crm_token": "from-the-file"}}))
+        assert fill_secrets(template, provisioned, boto3.client, said.append, values) == {
+            "sync_crm/crm_token": True
+        }
         (logical_id,) = declared_secrets(template)
         secret = boto3.client("secretsmanager").get_secret_value(
             SecretId=provisioned.resources[logical_id].ref

@@ -3,9 +3,10 @@
 import json
 
 import pytest
+from pydantic import BaseModel
 
 from lambdas.jobs import registry
-from lambdas.jobs.base import PermanentJobError, SecretNotDeclaredError
+from lambdas.jobs.base import JobType, PermanentJobError, SecretNotDeclaredError
 from lambdas.jobs.packages import JobTypeClashError, register_job_types
 from lambdas.lifecycle.type_config import TypeConfig, TypeSettingsError
 from lambdas.models.settings import JobTypesSettings
@@ -57,7 +58,9 @@ def test_a_job_reads_only_the_secrets_its_type_declared(crm_package):
     register_job_types([crm_package])
     reads = []
     config = _config(
-        {}, {"crm_token": "arn:token", "other": "arn:other"}, lambda arn: reads.append(arn) or "v"
+        {},
+        {"sync_crm": {"crm_token": "arn:token", "other": "arn:other"}, "send_email": {"crm_token": "arn:x"}},
+        lambda arn: reads.append(arn) or "v",
     )
     secret = config.secret_reader(registry.get("sync_crm"))
     assert secret("crm_token") == "v"
@@ -78,3 +81,19 @@ def test_a_declared_secret_the_function_was_not_given_fails_the_job_naming_it(cr
     with pytest.raises(PermanentJobError) as failed:
         secret("crm_token")
     assert str(failed.value) == "secret 'crm_token' of job type 'sync_crm' is not in this function"
+
+
+def test_two_types_declaring_one_name_each_read_their_own_secret():
+    """Seen to fail with `_secret` looking the name up across types (`left` reading `right`'s ARN)."""
+    left, right = (
+        JobType(name, BaseModel, lambda p, c: None, secrets=("a_token",)) for name in ("left", "right")
+    )
+    reads: list[str] = []
+    config = _config(
+        {},
+        {"left": {"a_token": "arn:left"}, "right": {"a_token": "arn:right"}},
+        lambda arn: reads.append(arn) or arn,
+    )
+    assert config.secret_reader(left)("a_token") == "arn:left"
+    assert config.secret_reader(right)("a_token") == "arn:right"
+    assert reads == ["arn:left", "arn:right"]
