@@ -9,7 +9,8 @@ A user's package of job types (lambdas/jobs/packages.py) reaches the stack two w
   crm = "crm_jobs"`), each naming a package.
 
 Every type module is imported here, so a type that does not import, does not define `JOB_TYPE` under
-its module's name, has the name of a built-in type or of another package's, asks for a function
+its module's name, has the name of a built-in type, of another package's or of the lifecycle's own
+`bulk_action` (`lambdas.jobs.packages.type_owners`), asks for a function
 Lambda cannot give, declares invalid secret names, or whose settings (CDK context ``jobSettings``:
 ``{"sync_crm": {"crmUrl": "https://..."}}``) its `settings_model` refuses, fails `cdk synth` with its
 name. A secret is its type's own: two types declaring `token` get two secrets. ``jobSecrets``
@@ -36,7 +37,7 @@ from pydantic import ValidationError
 
 from lambdas import config
 from lambdas.jobs.base import Capability, JobType, WorkerFunction
-from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
+from lambdas.jobs.packages import BUILTIN_PACKAGE, JobTypeClashError, type_owners
 
 # A declared secret: (its type, its name).
 SecretKey = tuple[str, str]
@@ -171,15 +172,13 @@ class JobTypeCatalog:
         found = _dedupe([*(_package(entry) for entry in _entries(packages)), *_entry_point_packages()])
         settings = _mapping(CONTEXT_SETTINGS, settings)
         referenced = _referenced(_mapping(CONTEXT_SECRETS, secrets))
-        types: list[DeclaredType] = []
-        owners: dict[str, str] = {}
-        for package in (BUILTIN_PACKAGE, *(p.name for p in found)):
-            for name, module in type_modules(package).items():
-                earlier = owners.setdefault(name, package)
-                if earlier != package:
-                    which = "a built-in type" if earlier == BUILTIN_PACKAGE else f"a type of {earlier}"
-                    raise JobTypesError(f"job type {name!r} of {package} has the name of {which}")
-                types.append(_declared(name, module, package, settings.get(name)))
+        try:
+            owners = type_owners(p.name for p in found)
+        except JobTypeClashError as clash:
+            raise JobTypesError(str(clash)) from None
+        types = [
+            _declared(name, module, package, settings.get(name)) for name, (package, module) in owners.items()
+        ]
         unknown = sorted(set(settings) - {t.name for t in types if t.settings is not None})
         if unknown:
             raise JobTypesError(

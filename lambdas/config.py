@@ -198,6 +198,8 @@ OPERATOR_KEY_NAME: Final = "operator"
 KEY_NAME_TAG: Final = "offload:key-name"
 KEY_ROLE_TAG: Final = "offload:key-role"
 
+# The lifecycle's own job type (lambdas/lifecycle/ops.py): no package may define a type of this name.
+OPS_JOB_TYPE: Final = "bulk_action"
 # A fan-out with more children than this is retried or cancelled by an ops job (`bulk_action` with
 # `fanOut`), not in the request: one transaction (and a send) per child, about 3 calls each, would take
 # a 1000-endpoint fan-out past the API's 10 s (lambdas/lifecycle/fan_out.py).

@@ -11,12 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lambdas import config
 from lambdas.jobs.base import JobContext, JobType
 from lambdas.models.job import JobAction
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-OPS_TYPE = "bulk_action"
+OPS_TYPE = config.OPS_JOB_TYPE
 
 
 class OpsPayload(BaseModel):

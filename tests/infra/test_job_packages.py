@@ -128,6 +128,11 @@ NOT_A_TYPE = "VALUE = 1\n"
             {},
             "'send_email' .* a built-in type",
         ),
+        (
+            {"bulk_action": SYNC_CRM.replace('"sync_crm"', '"bulk_action"')},
+            {},
+            r"job type 'bulk_action' of crm_jobs_\w+ has the name of offload's own ops job type",
+        ),
         ({"helper": NOT_A_TYPE}, {}, "job type 'helper': .* defines no JOB_TYPE"),
         (
             {"sync_crm": SYNC_CRM},
@@ -142,15 +147,37 @@ NOT_A_TYPE = "VALUE = 1\n"
         ),
         ({"sync_crm": SYNC_CRM}, {**CRM_SETTINGS, "nobody": {}}, "jobSettings names nobody"),
     ],
-    ids=["import", "clash", "no-type", "bad-setting", "missing-setting", "timeout", "stray-settings"],
+    ids=[
+        "import",
+        "clash",
+        "reserved",
+        "no-type",
+        "bad-setting",
+        "missing-setting",
+        "timeout",
+        "stray-settings",
+    ],
 )
 def test_a_type_the_stack_cannot_run_fails_the_synth_with_its_name(
     tmp_path: Path, modules: dict[str, str], settings: dict[str, Any], message: str
 ) -> None:
-    """Each case seen to fail with its check removed from infra/job_types.py (the synth succeeded)."""
+    """Each case seen to fail with its check removed from infra/job_types.py (the synth succeeded); the
+    reserved name with `RESERVED` emptied (a user's `bulk_action` synthesized, registered public, and ran
+    as the lifecycle's ops job with its operator reach)."""
     package = write_package(tmp_path, modules)
     with pytest.raises(JobTypesError, match=message):
         synthesize({"jobPackages": str(package), "jobSettings": json.dumps(settings)})
+
+
+def test_a_type_named_like_another_packages_fails_the_synth_naming_both(tmp_path: Path) -> None:
+    """Seen to fail with `type_owners`' clash check removed (the second package's sync_crm won)."""
+    first = write_package(tmp_path / "a", {"sync_crm": SYNC_CRM})
+    second = write_package(tmp_path / "b", {"sync_crm": SYNC_CRM})
+    with pytest.raises(JobTypesError) as refused:
+        synthesize({"jobPackages": [str(first), str(second)], "jobSettings": json.dumps(CRM_SETTINGS)})
+    assert str(refused.value) == (
+        f"job type 'sync_crm' of {second.name} has the name of a type of {first.name}"
+    )
 
 
 def test_job_limits_may_name_a_packages_type_and_no_unknown_one(crm_package: Path) -> None:

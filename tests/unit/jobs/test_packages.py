@@ -35,6 +35,18 @@ def test_a_type_named_like_a_builtin_one_is_refused_at_start(tmp_path, monkeypat
         register_job_types([package.name])
 
 
+def test_a_type_named_like_the_lifecycles_ops_job_is_refused_at_start(tmp_path, monkeypatch):
+    """A function (and so `make run` with a template already synthesized) refuses it as synth does. Seen
+    to fail with `RESERVED` emptied."""
+    package = write_package(tmp_path, {"bulk_action": SYNC_CRM.replace('"sync_crm"', '"bulk_action"')})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        JobTypeClashError, match=f"'bulk_action' of {package.name} has the name of offload's own"
+    ):
+        register_job_types([package.name])
+    assert "bulk_action" not in registry.names()
+
+
 def _config(job_settings, job_secrets=None, read=None):
     environ = {
         "JOB_SETTINGS": json.dumps(job_settings),
