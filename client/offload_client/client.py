@@ -10,7 +10,9 @@ Contract:
 - `submit` creates the `Idempotency-Key` when the caller gives none, so a retried submit returns the
   same job and can never create a second one.
 - An error answer raises the `ApiError` subclass of its status with the API's `error.code` and message;
-  no answer at all raises `Unreachable`.
+  a success answer without a field its schema requires raises `IncompleteAnswer`; no answer at all
+  raises `Unreachable`.
+- A redirect is refused (`ApiError`), never followed: the key is sent to the API's URL and nowhere else.
 - `list`, `children` and `deliveries` follow `nextCursor` until it is absent, through empty pages too.
 """
 
@@ -261,8 +263,17 @@ class Client:
         attempt = 0
         while True:
             try:
+                # Redirects are refused, not followed: a redirect would carry the key (x-api-key, or
+                # SigV4's headers) to wherever it points. The API never redirects.
                 response = self.session.request(
-                    method, url, json=json, params=params, headers=sent, auth=self.auth, timeout=self.timeout
+                    method,
+                    url,
+                    json=json,
+                    params=params,
+                    headers=sent,
+                    auth=self.auth,
+                    timeout=self.timeout,
+                    allow_redirects=False,
                 )
             except requests.RequestException as error:
                 if may_repeat and attempt < self.retries:
@@ -341,6 +352,16 @@ def _document(method: str, response: requests.Response) -> Any:
                 status, code, message, method=method, path=path, retry_after=retry_after(response)
             )
         raise kind(status, code, message, method=method, path=path, details=_details(document))
+    if response.is_redirect or 300 <= status < 400:
+        where = response.headers.get("location", "(no Location)")
+        raise ApiError(
+            status,
+            None,
+            f"answered a redirect ({status}) to {where}; the client follows none, so the key never goes "
+            "anywhere else: use the API's own URL",
+            method=method,
+            path=path,
+        )
     if document is None:
         raise ApiError(
             status, None, f"answered {status} without JSON: {response.text[:200]!r}", method=method, path=path

@@ -43,7 +43,9 @@ class ApiError(OffloadError):
             said += f" ({'; '.join(_detail(d) for d in details)})"
         # Below 400 the API answered, but not what its contract promises: `message` says what it answered.
         super().__init__(
-            f"{method} {path} answered {status}: {said}" if status >= 400 else f"{method} {path} {message}"
+            f"{method} {path} answered {status}: {said}"
+            if status >= 400
+            else " ".join(part for part in (method, path, message) if part)
         )
         self.status = status
         self.code = code  # the API's `error.code` (`not_found`, `not_retryable`, ...), None when absent
@@ -52,6 +54,11 @@ class ApiError(OffloadError):
         self.path = path
         # The API's `error.details` (a 422's field errors: `loc`, `msg`, `type`), None when absent.
         self.details = details
+
+
+class IncompleteAnswer(ApiError):
+    """A success answer without a field its schema promises (`submit` without `jobId`): not the API's
+    answer (a proxy's, another service's), or not one this client can use."""
 
 
 class InvalidRequest(ApiError):

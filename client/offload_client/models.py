@@ -10,12 +10,21 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
+from offload_client.errors import IncompleteAnswer
+
 TERMINAL = frozenset({"done", "dead", "cancelled"})  # the states a job never leaves on its own
 
 
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def required(model: type) -> list[str]:
+    """The fields of a result that are not optional (`X | None`, `Any`): those its answer must carry."""
+    return [
+        f.name for f in fields(model) if f.name != "raw" and "None" not in str(f.type) and f.type != "Any"
+    ]
 
 
 def snake(name: str) -> str:
@@ -25,7 +34,17 @@ def snake(name: str) -> str:
 class _FromApi:
     @classmethod
     def from_api(cls, document: dict[str, Any]) -> Self:
-        """Fields the API sent; absent optional ones None; keys this client does not know are kept in raw."""
+        """Fields the API sent; absent optional ones None; keys this client does not know are kept in raw.
+        IncompleteAnswer when a field that is not optional here (the schema requires it) is absent."""
+        if not isinstance(document, dict):
+            raise IncompleteAnswer(
+                200, None, f"answered {type(document).__name__}, not a {cls.__name__} object"
+            )
+        missing = [camel(name) for name in required(cls) if document.get(camel(name)) is None]
+        if missing:
+            raise IncompleteAnswer(
+                200, None, f"answered a {cls.__name__} without its documented {', '.join(missing)}"
+            )
         values: dict[str, Any] = {f.name: document.get(camel(f.name)) for f in fields(cls) if f.name != "raw"}  # type: ignore[arg-type]
         values["raw"] = document
         return cls(**values)

@@ -6,9 +6,32 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from offload_client import Client, Conflict, InvalidRequest, NotFound, RateLimited, Unreachable, WaitTimeout
+from offload_client import (
+    ApiError,
+    Client,
+    Conflict,
+    IncompleteAnswer,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+    Unreachable,
+    WaitTimeout,
+)
+from offload_client.aws import SigV4Auth
 
 from tests.support.webhook_receiver import Receiver, Reply
+
+# What the API always sends of a job (the fields JobView and JobSummary require).
+_JOB = {
+    "jobId": "j-1",
+    "type": "t",
+    "status": "pending",
+    "attempts": 1,
+    "maxAttempts": 1,
+    "createdAt": "2026-01-01T00:00:00Z",
+    "updatedAt": "2026-01-01T00:00:00Z",
+    "statusAt": "2026-01-01T00:00:00Z",
+}
 
 
 def _json(document: Any, status: int = 200, **headers: str) -> Reply:
@@ -107,7 +130,7 @@ def test_errors_carry_the_api_code_and_message(api: Receiver, client: Client) ->
 
 def test_list_goes_on_through_an_empty_page_that_has_a_next_cursor(api: Receiver, client: Client) -> None:
     """Seen to fail with the walk stopping at the first empty page."""
-    entry = {"jobId": "j-1", "type": "t", "status": "dead", "attempts": 1, "maxAttempts": 1}
+    entry = {**_JOB, "status": "dead"}
     api.script("/v1/jobs?status=dead&limit=100", _json({"jobs": [], "nextCursor": "c1"}))
     api.script("/v1/jobs?status=dead&limit=100&cursor=c1", _json({"jobs": [entry], "nextCursor": "c2"}))
     api.script("/v1/jobs?status=dead&limit=100&cursor=c2", _json({"jobs": [{**entry, "jobId": "j-2"}]}))
@@ -118,7 +141,7 @@ def test_list_goes_on_through_an_empty_page_that_has_a_next_cursor(api: Receiver
 def test_wait_polls_until_a_terminal_state_and_gives_up_after_its_timeout(
     api: Receiver, client: Client
 ) -> None:
-    job = {"jobId": "j-1", "type": "t", "status": "processing"}
+    job = {**_JOB, "status": "processing"}
     api.script("/v1/jobs/j-1", _json(job), _json({**job, "status": "done", "result": {"ok": True}}))
     assert client.wait("j-1", timeout=60).result == {"ok": True}
 
@@ -136,3 +159,32 @@ def test_a_refused_connection_is_retried_with_backoff_then_raised(slept: list[fl
     with pytest.raises(Unreachable, match="Connection refused"):
         client.get("j-1")
     assert slept == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["api key", "SigV4"])
+def test_a_redirect_is_refused_and_the_key_never_reaches_another_host(
+    api: Receiver, slept: list[float], signed: bool
+) -> None:
+    """requests follows a redirect and re-sends custom headers (x-api-key, X-Amz-Security-Token) to
+    the new host. Seen to fail with `allow_redirects=False` removed (the other host got the key)."""
+    with Receiver() as elsewhere:
+        api.script("/v1/jobs", Reply(307, {"location": elsewhere.url("/steal")}, b""))
+        auth = SigV4Auth("eu-west-1") if signed else None
+        client = Client(api.url("/v1/"), None if signed else "k-1", auth=auth, timeout=5, sleep=slept.append)
+
+        with pytest.raises(ApiError, match=r"answered a redirect \(307\) to http://127\.0\.0\.1:\d+/steal"):
+            client.submit("send_email", {})
+
+        assert elsewhere.requests == []
+        assert len(api.to("/v1/jobs")) == 1
+
+
+def test_a_success_answer_without_its_documented_fields_is_an_error(api: Receiver, client: Client) -> None:
+    """A 200 from something that is not the API (a proxy's page as JSON) is not a job. Seen to fail with
+    `from_api`'s check of the required fields removed (a Submitted with job_id None)."""
+    api.script("/v1/jobs", _json({"status": "pending"}, 200))
+    with pytest.raises(IncompleteAnswer, match="answered a Submitted without its documented jobId"):
+        client.submit("send_email", {})
+    api.script("/v1/jobs/j-1", _json({"jobId": "j-1"}))
+    with pytest.raises(IncompleteAnswer, match="without its documented type, status, attempts"):
+        client.get("j-1")
