@@ -9,6 +9,8 @@ the settings in `lambdas.models.settings`. Bounds that both the synth-time conte
 from enum import StrEnum
 from typing import Final
 
+# A webhook signing secret: this prefix, then base64 (the Standard Webhooks format).
+WEBHOOK_SECRET_PREFIX: Final = "whsec_"
 SERVICE_NAME: Final = "offload"
 METRICS_NAMESPACE: Final = "Offload"
 

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 
 from lambdas import config
+from lambdas.redaction import RedactingFormatter
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
 
-logger = Logger(service=config.SERVICE_NAME)
+# Every line redacted: no secret value the process holds reaches the logs (lambdas/redaction.py).
+logger = Logger(service=config.SERVICE_NAME, logger_formatter=RedactingFormatter())
 metrics = Metrics(namespace=config.METRICS_NAMESPACE, service=config.SERVICE_NAME)
 
 Handler = Callable[[Any, Any], Any]

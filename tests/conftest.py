@@ -50,12 +50,14 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _reset_process_state() -> None:
+    from lambdas import redaction
     from lambdas.handlers import dead_letter, recovery, worker
     from lambdas.models import settings
     from lambdas.observability import metrics
 
     clients.reset()
     settings.reset()
+    redaction.forget()
     for cached in (worker._worker, dead_letter._consumer, recovery._sweeper):
         cached.cache_clear()
     metrics.clear_metrics()

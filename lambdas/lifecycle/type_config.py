@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobType, PermanentJobError, SecretNotDeclaredError
 from lambdas.models.settings import JobTypesSettings
+from lambdas.redaction import remember
 
 # Secrets Manager is read at most once per five minutes per secret and process (Powertools' cache).
 SECRET_MAX_AGE_SECONDS = 300
@@ -68,7 +69,9 @@ class TypeConfig:
         if arn is None:
             # The stack creates one for every declared name: a worker without it runs another template.
             raise PermanentJobError(f"secret {name!r} of job type {type_name!r} is not in this function")
-        return self._read_secret(arn)
+        value = self._read_secret(arn)
+        remember(value)
+        return value
 
 
 def _read_secret(arn: str) -> str:

@@ -21,11 +21,18 @@ from lambdas.lifecycle.errors import ConcurrentRotationError, ForbiddenError
 from lambdas.models.caller import Caller
 from lambdas.models.settings import WebhookSecretsSettings
 from lambdas.models.webhook_secrets import SECRET_PREFIX, ClientSecrets, RetiredSecret
+from lambdas.redaction import remember
 from lambdas.store.webhook_secrets import WebhookSecretStore
 
 _SECRET_BYTES = 32
 # Concurrent first uses or rotations of one client: each loser reads again, a bounded number of times.
 _WRITE_TRIES = 5
+
+
+def _remembered(secrets: ClientSecrets) -> ClientSecrets:
+    """Secrets this process now holds: redacted from its logs and from what its jobs write."""
+    remember(secrets.current, *(retired.secret for retired in secrets.previous))
+    return secrets
 
 
 def new_secret() -> str:
@@ -60,10 +67,10 @@ class WebhookSecrets:
         for _ in range(_WRITE_TRIES):
             found = self._store.get(client)
             if found is not None:
-                return found
+                return _remembered(found)
             made = ClientSecrets(client=client, current=self._first_secret())
             if self._store.create(made):
-                return made
+                return _remembered(made)
         raise ConcurrentRotationError(f"the webhook secrets of {client} could not be read")
 
     def rotate(self, client: str) -> ClientSecrets:
@@ -80,7 +87,7 @@ class WebhookSecrets:
                 version=found.version + 1,
             )
             if self._store.replace(rotated, found.version):
-                return rotated
+                return _remembered(rotated)
         raise ConcurrentRotationError(f"the webhook secrets of {client} changed during every try to rotate")
 
 

@@ -18,6 +18,7 @@ message, forwarded to the dead-letter queue with its raw body) or comes before i
 reschedule moved it later: the message is made visible again when the job is due).
 """
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -48,6 +49,7 @@ from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
+from lambdas.redaction import redact, redact_value
 from lambdas.store.errors import NotClaimableError, StaleAttemptError
 from lambdas.store.jobs import Ended, JobStore
 from lambdas.store.limits import LimitStore
@@ -217,17 +219,21 @@ class Worker:
             recorded=recorded,
         )
         started = time.monotonic()
+        # What the job says (its errors, its reason to wait, its result) is shown to its client and in
+        # alerts: every secret value this process holds is redacted from it first.
         try:
-            result = job_type.run(payload, context)
+            result = _redacted(job_type.run(payload, context))
         except PermanentJobError as error:
-            return self._dead(message, job, str(error), started, recorded)
+            return self._dead(message, job, redact(str(error)), started, recorded)
         except RetryLater as later:
+            later = RetryLater(later.seconds, redact(later.reason), later.pause)
             return self._defer(message, job, self._later(job, job_type, later), recorded=recorded)
         except RetryableJobError as error:
-            return self._retry(message, job, str(error), error.retry_after, started, recorded)
+            return self._retry(message, job, redact(str(error)), error.retry_after, started, recorded)
         except Exception as error:
             logger.exception("job raised an unexpected error; treating it as transient")
-            return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
+            text = redact(f"{type(error).__name__}: {error}")
+            return self._retry(message, job, text, None, started, recorded)
         return self._succeed(message, job, result, started, recorded, place)
 
     def _succeed(
@@ -429,3 +435,10 @@ def _log_finished_parent(ended: Ended) -> None:
 
 def _elapsed_ms(started: float) -> float:
     return round((time.monotonic() - started) * 1000, 1)
+
+
+def _redacted(result: Any) -> Any:
+    """A run's result with every secret value redacted, a hand-over's (continue, await) inside it."""
+    if isinstance(result, ContinueLater | AwaitChildren):
+        return dataclasses.replace(result, result=redact_value(result.result))
+    return redact_value(result)

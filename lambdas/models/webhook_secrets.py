@@ -7,9 +7,10 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from lambdas import config
 from lambdas.models.timestamps import iso_time
 
-SECRET_PREFIX = "whsec_"  # noqa: S105 - the Standard Webhooks format prefix, not a secret
+SECRET_PREFIX = config.WEBHOOK_SECRET_PREFIX
 # An API key id as API Gateway makes them (and the local runtime's `local-...` ids).
 CLIENT_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 

@@ -1,7 +1,7 @@
 """The layers of `lambdas/`, read from the source: handlers -> lifecycle -> jobs -> store -> models.
 
-A module imports only from its own layer or the ones below it; `lambdas/config.py` and
-`lambdas/observability.py` serve every layer. So a job type cannot build the store itself (it asks its
+A module imports only from its own layer or the ones below it; `lambdas/config.py`,
+`lambdas/observability.py` and `lambdas/redaction.py` serve every layer. So a job type cannot build the store itself (it asks its
 context), the store cannot reach into the job types, and the lifecycle knows the job types only through
 their contract (`lambdas/jobs/base.py`'s `JobType`, the registry), never a type's own module.
 """
@@ -13,7 +13,7 @@ import pytest
 
 LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
 LAYERS = ("models", "store", "jobs", "lifecycle", "handlers")  # lowest first
-SHARED = {"config", "observability"}
+SHARED = {"config", "observability", "redaction"}
 
 
 def _module_name(path: Path, root: Path = LAMBDAS) -> str:

@@ -5,7 +5,7 @@ API Gateway hands the function the key's value twice (the `x-api-key` header and
 `requestContext.identity.apiKey`) and its id once (`requestContext.identity.apiKeyId`). Only the id is
 used: it is the owner recorded on a job. The value leaves the event before anything can write it out
 (the resolver prints whole events when POWERTOOLS_DEV is set, the logger when asked to log events);
-so does a signed request's session token.
+so does a signed request's session token, and both are redacted from the process's log lines.
 
 In IAM mode the caller is the mapped role of `requestContext.identity.userArn`, the principal whose
 signature API Gateway verified; a principal no mapping names is refused (403), whatever headers it sent.
@@ -16,6 +16,7 @@ from typing import Any
 from lambdas.lifecycle.errors import ForbiddenError
 from lambdas.models.caller import Caller
 from lambdas.models.iam import IamCallers
+from lambdas.redaction import remember
 
 API_KEY_HEADER = "x-api-key"
 SESSION_TOKEN_HEADER = "x-amz-security-token"  # noqa: S105 (a header's name, not a token)
@@ -28,6 +29,10 @@ def without_key_value(event: dict[str, Any]) -> dict[str, Any]:
     for section in ("headers", "multiValueHeaders"):
         headers = event.get(section)
         if isinstance(headers, dict):
+            # Anything this process logs from now on is redacted of them too (a key pasted in a payload).
+            for name, value in headers.items():
+                if name.lower() in _CREDENTIAL_HEADERS:
+                    remember(*(value if isinstance(value, list) else [value]))
             cleaned[section] = {
                 name: v for name, v in headers.items() if name.lower() not in _CREDENTIAL_HEADERS
             }
