@@ -117,7 +117,6 @@ LEASE_MARGIN_SECONDS: Final = 30
 LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
-VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
 # What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
 LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
 LAMBDA_MIN_MEMORY_MB: Final = 128
