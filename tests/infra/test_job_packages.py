@@ -122,7 +122,11 @@ NOT_A_TYPE = "VALUE = 1\n"
             {},
             "'send_email' .* a built-in type",
         ),
-        ({"helper": NOT_A_TYPE}, {}, "job type 'helper': .* defines no JOB_TYPE"),
+        (
+            {"helper": NOT_A_TYPE},
+            {},
+            "job type 'helper': .* defines no JOB_TYPE .* name a helper module _helper.py and it is skipped",
+        ),
         (
             {"sync_crm": SYNC_CRM},
             {"sync_crm": {"crmUrl": "ftp://nope"}},
