@@ -58,16 +58,22 @@ def test_a_schedule_shows_its_next_fire_times_in_its_time_zone(pipeline: Pipelin
         ({"expression": "rate(1 minutes)"}, "singular for 1"),
         ({"timeZone": "Mars/Olympus"}, "IANA"),
         ({"expression": "cron(0 0 30 2 ? *)"}, "never fires"),
+        ({"expression": "rate(99999999999999999999 minutes)"}, "a period is at most"),
+        ({"expression": "cron(0 0 ? * 1/2 *)"}, "day-of-week: /"),
     ],
 )
 def test_an_expression_eventbridge_would_refuse_is_400_with_why(
     pipeline: Pipeline, change: dict[str, str], why: str
 ) -> None:
-    """Seen failing when create_schedule skipped check_expression (201 for each)."""
+    """Seen failing when create_schedule skipped check_expression (201 for each); the long rate was a
+    500 (OverflowError) at create and at update before rates had a longest period."""
     response = pipeline.request("POST", "/schedules", body(**change))
     assert response.status == 400
     assert response.body["error"]["code"] == "invalid_schedule"
     assert why in response.body["error"]["message"]
+    schedule_id = create(pipeline)["scheduleId"]
+    updated = pipeline.request("PATCH", f"/schedules/{schedule_id}", change)
+    assert (updated.status, updated.body["error"]["code"]) == (400, "invalid_schedule")
 
 
 def test_the_job_is_checked_as_post_jobs_would(pipeline: Pipeline) -> None:
