@@ -97,6 +97,8 @@ MAX_RETRY_AFTER_SECONDS: Final = 3600
 # A client's rotated-out webhook signing secret still signs (beside the new one) for this long.
 WEBHOOK_SECRET_OVERLAP_SECONDS: Final = 24 * 60 * 60
 MAX_BODY_BYTES: Final = 256 * 1024
+# API Gateway's stage: the first segment of every route's path (`/v1/jobs`), so it versions the API.
+API_STAGE: Final = "v1"
 # Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
 MAX_JSON_DEPTH: Final = 32
@@ -123,7 +125,6 @@ LEASE_MARGIN_SECONDS: Final = 30
 LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
-VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
 # What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
 LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
 LAMBDA_MIN_MEMORY_MB: Final = 128

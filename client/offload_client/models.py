@@ -6,7 +6,6 @@ client cannot drift from the API. `raw` keeps the document as the API sent it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
@@ -16,10 +15,6 @@ TERMINAL = frozenset({"done", "dead", "cancelled"})  # the states a job never le
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
-
-
-def snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 class _FromApi:

@@ -18,7 +18,6 @@ TABLE = "AWS::DynamoDB::Table"
 BUCKET = "AWS::S3::Bucket"
 TOPIC = "AWS::SNS::Topic"
 SECRET = "AWS::SecretsManager::Secret"  # noqa: S105 (a resource type, not a password)
-EMAIL_IDENTITY = "AWS::SES::EmailIdentity"
 FUNCTION = "AWS::Lambda::Function"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 RULE = "AWS::Events::Rule"
