@@ -7,10 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from crm_jobs import sync_crm
 
-from lambdas.jobs.base import InvalidPayloadError
+from lambdas.jobs.base import InvalidPayloadError, PermanentJobError, RetryableJobError
 from lambdas.testing import JobTypeRunner
-
-from lambdas.jobs.base import PermanentJobError, RetryableJobError
 
 
 def test_a_contact_id_is_required():
@@ -73,10 +71,13 @@ def test_a_refusal_dies_at_once_and_a_busy_crm_is_tried_again(status, raised):
     server = ThreadingHTTPServer(("127.0.0.1", 0), answers)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        settings = sync_crm.CrmSettings(crmUrl=f"http://127.0.0.1:{server.server_address[1]}/contacts")
-        context = SimpleNamespace(type_settings=settings, secret={"crm_token": "wrong"}.__getitem__)
+        runner = JobTypeRunner(
+            sync_crm.JOB_TYPE,
+            settings={"crmUrl": f"http://127.0.0.1:{server.server_address[1]}/contacts"},
+            secrets={"crm_token": "wrong"},
+        )
         with pytest.raises(raised) as error:
-            sync_crm.run(sync_crm.SyncCrmPayload(contactId="c-1"), context)
+            runner.run({"contactId": "c-1"})
     finally:
         server.shutdown()
     assert str(status) in str(error.value)
