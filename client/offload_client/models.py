@@ -6,7 +6,6 @@ client cannot drift from the API. `raw` keeps the document as the API sent it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
@@ -25,10 +24,6 @@ def required(model: type) -> list[str]:
     return [
         f.name for f in fields(model) if f.name != "raw" and "None" not in str(f.type) and f.type != "Any"
     ]
-
-
-def snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 class _FromApi:
@@ -111,6 +106,7 @@ class Schedule(_FromApi):
     """ScheduleView: a recurring schedule, its next fire times and the jobs of its last firings."""
 
     schedule_id: str
+    owner: str
     name: str
     expression: str
     time_zone: str
@@ -120,6 +116,9 @@ class Schedule(_FromApi):
     created_at: str
     next_fire_times: list[str]
     last_jobs: list[dict[str, Any]]
+    failing: bool
+    last_error: str | None
+    last_error_at: str | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -13,35 +13,19 @@ user's type can replace neither a built-in one nor the lifecycle's. `type_owners
 functions when they start and for `cdk synth` (infra/job_types.py) alike.
 """
 
-import importlib
-import pkgutil
 from collections.abc import Iterable
 from typing import Final
 
 from lambdas import config
 from lambdas.jobs import registry
+from lambdas.jobs.registry import BUILTIN_PACKAGE, type_modules
 
-BUILTIN_PACKAGE = "lambdas.jobs.types"
 # Names the lifecycle runs itself, by who owns them: no package's type may take one.
 RESERVED: Final = {config.OPS_JOB_TYPE: "offload's own ops job type (lambdas/lifecycle/ops.py)"}
 
 
 class JobTypeClashError(ValueError):
-    """Two packages define a type of the same name."""
-
-
-def type_modules(package: str) -> dict[str, str]:
-    """The types of `package` by name, each with the module that defines it (the package is imported,
-    its modules are not)."""
-    imported = importlib.import_module(package)
-    paths = getattr(imported, "__path__", None)
-    if paths is None:
-        raise ValueError(f"{package} is a module, not a package of job types")
-    return {
-        found.name: f"{package}.{found.name}"
-        for found in sorted(pkgutil.iter_modules(paths), key=lambda m: m.name)
-        if not found.name.startswith("_")
-    }
+    """Two packages define a type of the same name, or a package a name the lifecycle reserves."""
 
 
 def type_owners(packages: Iterable[str] = ()) -> dict[str, tuple[str, str]]:

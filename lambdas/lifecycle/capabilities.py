@@ -147,6 +147,17 @@ class Undeclared:
         raise CapabilityNotDeclaredError(self._message)
 
 
+def declared_only(
+    job_type: str, uses: frozenset[Capability], given: Mapping[Capability, Any]
+) -> dict[str, Any]:
+    """The `JobContext` fields of the capabilities `given`: those the type declared in `uses` as given,
+    the others `Undeclared`. The worker's rule, and the test kit's (lambdas/testing.py)."""
+    return {
+        _FIELDS[capability]: value if capability in uses else Undeclared(job_type, capability)
+        for capability, value in given.items()
+    }
+
+
 class WorkerCapabilities:
     """Everything the worker's job types may use, on the worker's store, queue and settings."""
 
@@ -182,7 +193,7 @@ class WorkerCapabilities:
             declared: JobType[Any] | None = registry.get(job_type)
         except registry.NotRegisteredError:  # the lifecycle's own ops jobs: no plug-in's capability
             declared = None
-        given: dict[str, Any] = {
+        given: dict[Capability, Any] = {
             Capability.UPLOADS: UploadsBucket(self._settings, owner),
             Capability.RESULTS: JobResults(self._results, job_id),
             Capability.CHILDREN: functools.partial(self._create_children, owner, first_run),
@@ -190,9 +201,6 @@ class WorkerCapabilities:
             Capability.EMAIL: self._send_email,
             Capability.DELIVERY_LOG: record,
         }
-        uses = declared.uses if declared else frozenset()
-        for capability in set(given) - uses:
-            given[capability] = Undeclared(job_type, Capability(capability))
         return JobContext(
             job_id=job_id,
             job_type=job_type,
@@ -204,7 +212,7 @@ class WorkerCapabilities:
             remaining_ms=remaining_ms,
             settings=self._settings,
             read_parent=functools.partial(self._read_job, parent_id),
-            **{_FIELDS[capability]: value for capability, value in given.items()},
+            **declared_only(job_type, declared.uses if declared else frozenset(), given),
             **(self._types.declared(declared) if declared else {}),
         )
 

@@ -23,8 +23,8 @@ from lambdas.redaction import remember
 SECRET_MAX_AGE_SECONDS = 300
 
 
-class TypeSettingsError(ValueError):
-    """A type's settings do not satisfy its `settings_model`."""
+class TypeSettingsError(registry.UnusableTypeError, ValueError):
+    """A type's settings do not satisfy its `settings_model` (none given is a type added after synth)."""
 
 
 class TypeConfig:

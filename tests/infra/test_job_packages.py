@@ -133,7 +133,11 @@ NOT_A_TYPE = "VALUE = 1\n"
             {},
             r"job type 'bulk_action' of crm_jobs_\w+ has the name of offload's own ops job type",
         ),
-        ({"helper": NOT_A_TYPE}, {}, "job type 'helper': .* defines no JOB_TYPE"),
+        (
+            {"helper": NOT_A_TYPE},
+            {},
+            "job type 'helper': .* defines no JOB_TYPE .* name a helper module _helper.py and it is skipped",
+        ),
         (
             {"sync_crm": SYNC_CRM},
             {"sync_crm": {"crmUrl": "ftp://nope"}},
@@ -247,7 +251,7 @@ def test_the_template_project_synthesizes_and_its_own_tests_pass(monkeypatch) ->
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "6 passed" in result.stdout
 
 
 def test_two_types_declaring_one_name_get_two_secrets_each_read_by_its_own_function_alone(
