@@ -325,7 +325,7 @@ def stack_environment(
         config.ENV_UPLOADS_BUCKET: storage.uploads.bucket_name,
         config.ENV_WEBHOOK_SECRET_ARN: storage.webhook_secret.secret_arn,
         config.ENV_WEBHOOK_SECRETS_TABLE: tables.webhook_secrets.table_name,
-        config.ENV_WEBHOOK_SECRETS_START_SHARED: str(settings.webhook_secrets_start_shared).lower(),
+        config.ENV_WEBHOOK_SECRETS_START_SHARED: ",".join(shared_clients(settings, keys)),
         config.ENV_SENDER_EMAIL: settings.sender_email,
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
@@ -343,6 +343,12 @@ def stack_environment(
         config.ENV_MAX_SCHEDULES_PER_CLIENT: str(settings.max_schedules_per_client),
         config.ENV_MAX_FIRINGS_PER_CLIENT_DAY: str(settings.max_firings_per_client_day),
     }
+
+
+def shared_clients(settings: Settings, keys: ApiKeys | None) -> list[str]:
+    """The owners (API key ids, or IAM client names) of the clients `webhookSecretsStartShared` names."""
+    names = settings.webhook_secrets_start_shared
+    return list(names) if keys is None else [keys.clients[name].key_id for name in names]
 
 
 def callers_environment(settings: Settings, keys: ApiKeys | None) -> dict[str, str]:

@@ -16,9 +16,12 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``apiQuotaPerDay``: requests one API key may make per day.
 - ``allowHttpWebhooks``: let webhook jobs call plain-HTTP endpoints (default false; the local runtime
   sets it so webhooks can reach loopback receivers).
-- ``webhookSecretsStartShared``: for a stack deployed before per-client webhook secrets: each client's
-  first secret is the old stack-wide one (`WebhookSigningSecret`) its receivers hold, until the operator
-  rotates that client (default false: every client's first secret is random and its own).
+- ``webhookSecretsStartShared``: for a stack deployed before per-client webhook secrets: the clients
+  (names, as in ``clientKeys`` or ``iamClients``) that existed before the upgrade, whose first secret is
+  the old stack-wide one (`WebhookSigningSecret`) their receivers hold, until the operator rotates each.
+  Any other client's first secret is random and its own (so is everyone's by default). ``true`` is
+  refused: it would hand the stack-wide secret to clients onboarded after the upgrade too. Synth warns
+  while the list is set.
 - ``localRuntime``: the template is for the local runtime (`make run`), which sets it; warnings that
   only matter in an AWS account (the placeholder sender) are left out.
 - ``statusShards``: partitions of each jobs-table index key (1..64, default 32): at 10,000 jobs/s each key
@@ -91,7 +94,7 @@ class Settings:
     api_burst_limit: int = 100
     api_quota_per_day: int = 100_000
     allow_http_webhooks: bool = False
-    webhook_secrets_start_shared: bool = False
+    webhook_secrets_start_shared: tuple[str, ...] = ()  # client names
     local_runtime: bool = False
     deletion_protection: bool = True
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
@@ -148,6 +151,7 @@ class Settings:
             if value < 1:
                 yield f"{key} must be at least 1"
         yield from _client_key_problems(self.client_keys)
+        yield from self._shared_problems()
         yield from _limit_problems(self.limit_overrides)
         yield from self._iam_problems()
 
@@ -161,6 +165,21 @@ class Settings:
         for job_type, fields in self.job_limits:
             overrides[job_type] = {**overrides.get(job_type, {}), **dict(fields)}
         return overrides
+
+    @property
+    def client_names(self) -> tuple[str, ...]:
+        """The clients this stack knows by name: its client keys, or with auth=iam its IAM clients."""
+        if self.auth == config.AuthMode.IAM:
+            return tuple(name for name, _ in self.iam_clients)
+        return self.client_keys
+
+    def _shared_problems(self) -> Iterator[str]:
+        unknown = sorted(set(self.webhook_secrets_start_shared) - set(self.client_names))
+        if unknown:
+            yield (
+                f"webhookSecretsStartShared: no client {', '.join(map(repr, unknown))} "
+                f"(clients: {', '.join(self.client_names)})"
+            )
 
     def _iam_problems(self) -> Iterator[str]:
         if self.auth != config.AuthMode.IAM:
@@ -200,6 +219,13 @@ class Settings:
             found["offload:placeholderSenderEmail"] = (
                 f"senderEmail is the placeholder {self.sender_email}: email jobs will fail until it is "
                 "set (-c senderEmail=...) to an address or domain verified in SES."
+            )
+        if self.webhook_secrets_start_shared:
+            found["offload:webhookSecretsStartShared"] = (
+                f"webhookSecretsStartShared: {', '.join(self.webhook_secrets_start_shared)} start with the "
+                "stack-wide webhook signing secret. Rotate each (offload webhook-secret --client <id> --rotate, or POST "
+                "/webhook-secret/rotate), then take it off the list; GET /webhook-secret?client=<name> "
+                "says whether a client still signs with it (signsWithStackWideSecret)."
             )
         return found
 
@@ -285,6 +311,18 @@ def _text(raw: Any) -> str:
     return str(raw).strip()
 
 
+def _shared_clients(raw: Any) -> tuple[str, ...]:
+    """`webhookSecretsStartShared`: the clients that existed before the upgrade; false: none."""
+    if raw is False or str(raw).strip().lower() in {"false", "0", "no"}:
+        return ()
+    if raw is True or str(raw).strip().lower() in {"true", "1", "yes"}:
+        raise ValueError(
+            "name the clients that existed before the upgrade (webhookSecretsStartShared=alpha,beta): true "
+            "would hand the stack-wide secret to every client's first use, clients added later included"
+        )
+    return _names(raw)
+
+
 def _names(raw: Any) -> tuple[str, ...]:
     items = raw.split(",") if isinstance(raw, str) else list(raw)
     return tuple(str(item).strip() for item in items)
@@ -356,7 +394,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "apiBurstLimit": ("api_burst_limit", _int),
     "apiQuotaPerDay": ("api_quota_per_day", _int),
     "allowHttpWebhooks": ("allow_http_webhooks", _bool),
-    "webhookSecretsStartShared": ("webhook_secrets_start_shared", _bool),
+    "webhookSecretsStartShared": ("webhook_secrets_start_shared", _shared_clients),
     "localRuntime": ("local_runtime", _bool),
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),

@@ -185,4 +185,5 @@ class WebhookSecret(_FromApi):
     secret: str
     rotated_at: str | None
     previous_valid_until: str | None
+    signs_with_stack_wide_secret: bool | None  # None: an older server
     raw: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -1,9 +1,9 @@
 """Each client's webhook signing secrets: handed out per key, rotated by the operator with an overlap.
 
 - A client's secrets are made on first use (its first delivery, or its first `GET /webhook-secret`):
-  32 random bytes, `whsec_<base64>`. On an upgraded stack (`webhook_secrets_start_shared`) the first
-  secret is instead the stack-wide one every receiver already holds, so nothing breaks until the
-  operator rotates that client.
+  32 random bytes, `whsec_<base64>`. On an upgraded stack, a client that existed before the upgrade
+  (`webhook_secrets_start_shared` names it) starts instead with the stack-wide one its receivers already
+  hold, so nothing breaks until the operator rotates that client; any other client gets its own.
 - A rotation makes a new current secret; the one it replaces keeps signing beside it for
   `WEBHOOK_SECRET_OVERLAP_SECONDS` (24 h), so receivers can switch at any time in that window.
 - A client reads only its own secrets (`ForbiddenError` for another's); the operator reads any client's
@@ -52,9 +52,17 @@ def require_operator(caller: Caller) -> None:
 
 
 class WebhookSecrets:
-    def __init__(self, store: WebhookSecretStore, first_secret: Callable[[], str] = new_secret) -> None:
+    def __init__(
+        self,
+        store: WebhookSecretStore,
+        first_secret: Callable[[], str] = new_secret,
+        shared: frozenset[str] = frozenset(),
+    ) -> None:
+        """`first_secret`: the first secret of the `shared` clients (the stack-wide one); any other
+        client's is `new_secret`'s."""
         self._store = store
         self._first_secret = first_secret
+        self._shared = shared
 
     @staticmethod
     def now() -> float:
@@ -66,10 +74,20 @@ class WebhookSecrets:
             found = self._store.get(client)
             if found is not None:
                 return _remembered(found)
-            made = ClientSecrets(client=client, current=self._first_secret())
+            made = ClientSecrets(client=client, current=self._first(client))
             if self._store.create(made):
                 return _remembered(made)
         raise ConcurrentRotationError(f"the webhook secrets of {client} could not be read")
+
+    def _first(self, client: str) -> str:
+        return self._first_secret() if client in self._shared else new_secret()
+
+    def signs_with_stack_wide(self, secrets: ClientSecrets, now: float) -> bool:
+        """Whether the client still signs with the stack-wide secret: only a shared client can, until
+        its rotation's overlap ends (the stack-wide secret is read only then)."""
+        if secrets.client not in self._shared:
+            return False
+        return self._first_secret() in secrets.signing(now)
 
     def rotate(self, client: str) -> ClientSecrets:
         """A new current secret; the replaced one still signs for the overlap, expired ones are dropped."""
@@ -90,13 +108,13 @@ class WebhookSecrets:
 
 
 def webhook_secrets(settings: WebhookSecretsSettings) -> WebhookSecrets:
-    """The function's secrets; first secrets are the stack-wide one on an upgraded stack."""
-    first = (
-        functools.partial(_stack_wide_secret, settings.webhook_secret_arn)
-        if settings.webhook_secrets_start_shared
-        else new_secret
+    """The function's secrets; on an upgraded stack, the first secret of a client that existed before
+    the upgrade is the stack-wide one."""
+    return WebhookSecrets(
+        WebhookSecretStore(settings.webhook_secrets_table),
+        functools.partial(_stack_wide_secret, settings.webhook_secret_arn),
+        frozenset(settings.webhook_secrets_start_shared),
     )
-    return WebhookSecrets(WebhookSecretStore(settings.webhook_secrets_table), first)
 
 
 def _stack_wide_secret(arn: str) -> str:

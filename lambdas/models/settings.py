@@ -288,12 +288,15 @@ class UploadsSettings(Environment):
 
 class WebhookSecretsSettings(Environment):
     """Where each client's webhook signing secrets live: the API hands them out and rotates them, the
-    worker signs with them. `webhook_secrets_start_shared` (an upgraded stack): a client's first secret
-    is the stack-wide one its receivers already hold, until the operator rotates it."""
+    worker signs with them. `webhook_secrets_start_shared` (an upgraded stack): the clients (their owner
+    ids) whose first secret is the stack-wide one their receivers already hold, until the operator
+    rotates it; any other client's first secret is its own."""
 
     webhook_secrets_table: str = setting(config.ENV_WEBHOOK_SECRETS_TABLE, check=length())
     webhook_secret_arn: str = setting(config.ENV_WEBHOOK_SECRET_ARN, check=length())
-    webhook_secrets_start_shared: bool = setting(config.ENV_WEBHOOK_SECRETS_START_SHARED, flag, False)
+    webhook_secrets_start_shared: tuple[str, ...] = setting(
+        config.ENV_WEBHOOK_SECRETS_START_SHARED, names, ()
+    )
 
 
 class LimitsSettings(Environment):

@@ -69,13 +69,21 @@ class WebhookSecretView(_Wire):
     previous_valid_until: str | None = Field(
         description="Until when the secret rotated out last still signs too (24 h overlap); null if none does."
     )
+    signs_with_stack_wide_secret: bool = Field(
+        description=(
+            "Whether deliveries are still signed with the stack-wide secret of a stack deployed before "
+            "per-client secrets (a client named in webhookSecretsStartShared, not rotated since, or in its "
+            "rotation's overlap): rotate it, and its receivers stop accepting what another client signs."
+        )
+    )
 
     @classmethod
-    def of(cls, secrets: ClientSecrets, now: float) -> Self:
+    def of(cls, secrets: ClientSecrets, now: float, stack_wide: bool = False) -> Self:
         valid = secrets.still_valid(now)
         return cls(
             client=secrets.client,
             secret=with_prefix(secrets.current),
             rotated_at=None if secrets.rotated_at is None else iso_time(secrets.rotated_at),
             previous_valid_until=iso_time(max(old.valid_until for old in valid)) if valid else None,
+            signs_with_stack_wide_secret=stack_wide,
         )

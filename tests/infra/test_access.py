@@ -167,3 +167,32 @@ def test_a_user_types_worker_holds_what_it_declares_and_nothing_more(
         if props["Properties"]["Description"].endswith(f"runs {job_type} from its own queue")
     ]
     assert role_access(declared_template, "worker", props) == _holds(*needs)
+
+
+@pytest.fixture(scope="module")
+def upgraded_template() -> dict[str, Any]:
+    return synthesize({"clientKeys": "alpha,beta", "webhookSecretsStartShared": "alpha"})
+
+
+def test_only_while_clients_share_may_the_api_and_the_signing_worker_read_the_stack_wide_secret(
+    template: dict[str, Any], upgraded_template: dict[str, Any]
+) -> None:
+    """Without the upgrade list no role reads it (the exact rows above); with it, the api and the worker
+    that signs, and no other. Seen to fail with `shared_secret` granted whatever the list."""
+    api = role_access(upgraded_template, "api")
+    assert api == {**_row("api"), Resource.SIGNING_SECRET: {"secretsmanager:GetSecretValue"}}
+    assert Resource.SIGNING_SECRET in role_access(upgraded_template, "worker")
+    (group,) = [
+        p
+        for lid, p in functions(upgraded_template, "worker")
+        if lid != function(upgraded_template, "worker")[0]
+    ]
+    assert Resource.SIGNING_SECRET not in role_access(upgraded_template, "worker", group["Properties"])
+    # the functions are told the owner ids of the named clients: alpha's key id, not beta's
+    env = function(upgraded_template, "api")[1]["Properties"]["Environment"]["Variables"]
+    (alpha,) = [lid for lid in upgraded_template["Resources"] if lid.startswith("ApiKeysClientAlpha")]
+    assert env["WEBHOOK_SECRETS_START_SHARED"] == {"Ref": alpha}
+
+
+def _row(entry_point: str) -> dict[Resource, set[str]]:
+    return {resource: set(actions) for resource, actions in ACCESS[entry_point].items()}

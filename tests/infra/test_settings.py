@@ -200,3 +200,16 @@ def test_synth_shows_the_sender_warning_for_aws_and_not_for_the_local_runtime(
     assert Annotations.from_stack(local).find_warning("*", placeholder) == []
     _, for_aws = _synth({}, tmp_path)
     assert len(Annotations.from_stack(for_aws).find_warning("*", placeholder)) == 1
+
+
+def test_the_upgrade_list_names_known_clients_and_warns_while_set() -> None:
+    """`true` handed the stack-wide secret to clients onboarded later: refused, naming what to give.
+    Seen to fail with `_shared_clients` reading `true` as every client, and with the warning left out."""
+    with pytest.raises(ValueError, match="name the clients that existed before the upgrade"):
+        _from({"webhookSecretsStartShared": "true"})
+    assert _from({"webhookSecretsStartShared": "false"}).webhook_secrets_start_shared == ()
+    upgraded = _from({"clientKeys": "alpha,beta", "webhookSecretsStartShared": "alpha"})
+    assert upgraded.webhook_secrets_start_shared == ("alpha",)
+    assert "alpha start with the stack-wide" in upgraded.warnings()["offload:webhookSecretsStartShared"]
+    with pytest.raises(ValueError, match=r"webhookSecretsStartShared: no client 'gamma' \(clients: alpha\)"):
+        _from({"clientKeys": "alpha", "webhookSecretsStartShared": "gamma"})

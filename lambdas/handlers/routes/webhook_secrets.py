@@ -43,7 +43,8 @@ def get_webhook_secret(
         ),
     ] = None,
 ) -> WebhookSecretView:
-    return WebhookSecretView.of(secrets.of(client_of(caller, client)), secrets.now())
+    found, now = secrets.of(client_of(caller, client)), secrets.now()
+    return WebhookSecretView.of(found, now, secrets.signs_with_stack_wide(found, now))
 
 
 @router.post(
@@ -66,4 +67,5 @@ def rotate_webhook_secret(
     request: RotateSecretRequest, caller: RequestCaller, secrets: ApiSecrets
 ) -> WebhookSecretView:
     require_operator(caller)
-    return WebhookSecretView.of(secrets.rotate(request.client), secrets.now())
+    rotated, now = secrets.rotate(request.client), secrets.now()
+    return WebhookSecretView.of(rotated, now, secrets.signs_with_stack_wide(rotated, now))

@@ -142,11 +142,7 @@ def test_an_upgraded_stack_keeps_the_stack_wide_secret_until_the_first_rotation(
 ):
     """Seen to fail with `webhook_secrets` ignoring `webhook_secrets_start_shared` (a random first secret:
     the receivers of a deployed stack stop verifying at the upgrade)."""
-    monkeypatch.setenv(config.ENV_WEBHOOK_SECRETS_START_SHARED, "true")
-    settings.reset()
-    shared = boto3.client("secretsmanager").get_secret_value(
-        SecretId=stack.pipeline.env[config.ENV_WEBHOOK_SECRET_ARN]
-    )["SecretString"]
+    shared = _upgraded(stack, monkeypatch)
 
     assert _secret(stack, ALPHA)["secret"] == "whsec_" + shared
     before = _fan_out(stack, receiver, ALPHA, "/before")
@@ -158,6 +154,46 @@ def test_an_upgraded_stack_keeps_the_stack_wide_secret_until_the_first_rotation(
     during = _fan_out(stack, receiver, ALPHA, "/during")
     assert Webhook(new).verify(during.body, during.headers)
     assert Webhook("whsec_" + shared).verify(during.body, during.headers)  # the 24 h overlap
+
+
+def _upgraded(stack, monkeypatch) -> str:
+    """The stack upgraded with ALPHA alone existing before: the stack-wide secret's value."""
+    monkeypatch.setenv(config.ENV_WEBHOOK_SECRETS_START_SHARED, ALPHA)
+    settings.reset()
+    return str(
+        boto3.client("secretsmanager").get_secret_value(
+            SecretId=stack.pipeline.env[config.ENV_WEBHOOK_SECRET_ARN]
+        )["SecretString"]
+    )
+
+
+def test_a_client_the_upgrade_does_not_name_gets_its_own_secret_and_cannot_sign_as_one_that_shares(
+    stack, receiver, monkeypatch, clock
+):
+    """A client onboarded after the upgrade (BETA) forged nothing: its first secret is random, so alpha's
+    receiver (holding the stack-wide secret) refuses its event. Seen to fail with `_first` ignoring
+    `shared` (every first use got the stack-wide secret, as `webhookSecretsStartShared=true` gave it)."""
+    shared = _upgraded(stack, monkeypatch)
+
+    beta = _fan_out(stack, receiver, BETA, "/beta")
+
+    assert _secret(stack, BETA)["secret"] != "whsec_" + shared
+    with pytest.raises(WebhookVerificationError):
+        Webhook("whsec_" + shared).verify(beta.body, beta.headers)
+
+
+def test_the_operator_sees_which_clients_still_sign_with_the_stack_wide_secret(stack, monkeypatch, clock):
+    """True for a named client until its rotation's overlap ends, false for any other. Seen to fail with
+    `signs_with_stack_wide` answering whether the client is named, whatever its secrets."""
+    _upgraded(stack, monkeypatch)
+    operator = _operator(stack)
+
+    assert _secret(stack, operator, ALPHA)["signsWithStackWideSecret"] is True
+    assert _secret(stack, operator, BETA)["signsWithStackWideSecret"] is False
+    stack.pipeline.request("POST", "/webhook-secret/rotate", {"client": ALPHA}, api_key_id=operator)
+    assert _secret(stack, operator, ALPHA)["signsWithStackWideSecret"] is True  # the 24 h overlap
+    clock.advance(config.WEBHOOK_SECRET_OVERLAP_SECONDS)
+    assert _secret(stack, operator, ALPHA)["signsWithStackWideSecret"] is False
 
 
 def test_first_uses_and_rotations_at_the_same_time_keep_one_secret(stack):
