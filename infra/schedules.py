@@ -43,13 +43,18 @@ class ScheduleTick(Construct):
             "writes to it); nothing consumes it, its depth is alarmed.",
         )
         stack = Stack.of(self)
-        # The scheduler's own role: invoke this one function and dead-letter to this one queue, only
-        # for schedules of this account.
+        # The scheduler's own role: invoke this one function and dead-letter to this one queue, only for
+        # the schedules of this stack's group (aws:SourceArn, the schedule group's ARN as EventBridge
+        # Scheduler's confused-deputy guidance names it) in this account: another schedule of the
+        # account, or another account's, cannot make Scheduler act with it.
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal(
-                "scheduler.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": stack.account}}
+                "scheduler.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account, "aws:SourceArn": self.group.attr_arn}
+                },
             ),
             description="offload: EventBridge Scheduler invokes the schedules function",
         )

@@ -36,7 +36,13 @@ def test_the_scheduler_role_invokes_only_the_schedules_function_and_the_dead_let
     role = resources(template, "AWS::IAM::Role")[role_id]["Properties"]
     (statement,) = role["AssumeRolePolicyDocument"]["Statement"]
     assert statement["Principal"] == {"Service": "scheduler.amazonaws.com"}
-    assert "aws:SourceAccount" in statement["Condition"]["StringEquals"]
+    # Only this stack's schedule group, in this account, may have Scheduler assume it. Seen to fail with
+    # the trust checking `aws:SourceAccount` alone.
+    (group_id,) = resources(template, "AWS::Scheduler::ScheduleGroup")
+    assert statement["Condition"]["StringEquals"] == {
+        "aws:SourceAccount": {"Ref": "AWS::AccountId"},
+        "aws:SourceArn": {"Fn::GetAtt": [group_id, "Arn"]},
+    }
     policies = [
         p["Properties"]["PolicyDocument"]["Statement"]
         for p in resources(template, "AWS::IAM::Policy").values()
