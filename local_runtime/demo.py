@@ -122,7 +122,7 @@ def wait_all(
 
 
 def _local(target: Target, what: str, **params: str) -> Any:
-    return call(target, "GET", target.local_base + what, params=params)
+    return call(target, "GET", target.local_base + what, headers=target.local_headers(), params=params)
 
 
 def dead_jobs(target: Target, after: int) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from lambdas.config import KeyRole
 from local_runtime.lambda_pool import Invocation
 from local_runtime.sigv4 import Refusal, ResourcePolicy, RoleCredentials, SignatureCheck, SignedRequest
 from local_runtime.template import ApiSpec, Route, UsagePlanLimits
@@ -121,9 +122,12 @@ class Gateway:
         region: str,
         host: str = "127.0.0.1",
         signatures: SignatureCheck | None = None,
+        operator_roles: frozenset[str] = frozenset(),
     ) -> None:
+        """`operator_roles`: with auth=iam, the role ARNs mapped as the operator (iamOperators)."""
         self.api = api
         self._signatures = signatures or SignatureCheck([], region)
+        self._operator_roles = operator_roles
         self._policy = ResourcePolicy(api.policy) if api.policy is not None else None
         self._keys = {key.value: key for key in keys}
         self._invoke = invoke
@@ -202,10 +206,15 @@ class Gateway:
         return f"User: {who} is not authorized to perform: execute-api:Invoke on resource: {resource} with an explicit deny"
 
     def may_use_local(self, request: HttpRequest) -> bool:
-        """The runtime's own endpoints: any of its API keys, or a verified signature of a mapped role."""
-        if self.key_for(request.headers) is not None:
-            return True
-        return self._signatures.has_credentials and not isinstance(self.signer_of(request), Refusal)
+        """The runtime's own endpoints show every client's jobs and moto's endpoint: the operator's key,
+        or a verified signature of a role mapped as the operator, and no client's."""
+        key = self.key_for(request.headers)
+        if key is not None:
+            return key.role == KeyRole.OPERATOR
+        if not self._signatures.has_credentials:
+            return False
+        signer = self.signer_of(request)
+        return not isinstance(signer, Refusal) and signer.role_arn in self._operator_roles
 
     def key_for(self, headers: list[tuple[str, str]]) -> ApiKey | None:
         values = [v for name, v in headers if name.lower() == API_KEY_HEADER]

@@ -354,6 +354,9 @@ class LocalRuntime:
             region=provisioned.region,
             host=self.settings.host,
             signatures=SignatureCheck([signer.credentials for signer in self.signers], provisioned.region),
+            operator_roles=frozenset(
+                s.credentials.role_arn for s in self.signers if s.role == KeyRole.OPERATOR
+            ),
         )
         return FrontDoor(
             gateway,

@@ -85,7 +85,9 @@ def _tail_local(target: Target, verbose: bool, ends: float | None) -> int:
     after = 0
     while ends is None or time.monotonic() < ends:
         query = {"after": str(after)} if verbose else {"after": str(after), "event": TRANSITION}
-        for entry in call(target, "GET", target.local_base + "logs", params=query):
+        for entry in call(
+            target, "GET", target.local_base + "logs", headers=target.local_headers(), params=query
+        ):
             after = max(after, entry["seq"])
             if entry.get("event") == TRANSITION:
                 print(render_transition(entry), flush=True)

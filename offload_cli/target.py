@@ -28,6 +28,9 @@ class Target:
     url: str  # the API stage's base URL, ending with /
     api_key: str
     local: bool
+    # The key the local runtime's /_local/ endpoints answer (every client's logs): the operator's, read
+    # from the runtime's state; None when unknown (--url), and the target's own key is tried.
+    operator_key: str | None = None
 
     def endpoint(self, path: str) -> str:
         return self.url + path.lstrip("/")
@@ -39,6 +42,10 @@ class Target:
 
     def headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key, "content-type": "application/json"}
+
+    def local_headers(self) -> dict[str, str]:
+        """For /_local/: the operator's key when known."""
+        return {"x-api-key": self.operator_key or self.api_key}
 
 
 def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> Target:
@@ -67,9 +74,12 @@ def resolve_target(args: argparse.Namespace, state_file: Path | None = None) -> 
             api_key = _api_key_value(_key_id(path, outputs, named), outputs["ApiUrl"])
         return Target(outputs["ApiUrl"].rstrip("/") + "/", api_key, local=False)
     state = _local_state(state_file or STATE_FILE)
-    if named:
-        return Target(state["url"], _local_key(state, named), local=True)
-    return Target(state["url"], api_key or state["apiKey"], local=True)
+    try:
+        operator_key: str | None = _local_key(state, OPERATOR)
+    except CliError:  # a runtime in IAM mode has no keys
+        operator_key = None
+    key = _local_key(state, named) if named else api_key or state["apiKey"]
+    return Target(state["url"], key, local=True, operator_key=operator_key)
 
 
 def key_id_of(args: argparse.Namespace, name: str, state_file: Path | None = None) -> str:

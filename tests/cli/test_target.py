@@ -69,6 +69,22 @@ def test_default_is_the_running_local_runtime(tmp_path: Path) -> None:
     assert (target.url, target.api_key, target.local) == ("http://127.0.0.1:3000/v1/", "local-key", True)
 
 
+def test_the_local_runtimes_own_endpoints_are_called_with_the_operators_key(tmp_path: Path) -> None:
+    """/_local/ answers the operator alone: `offload tail` with a client's key still reads it. Seen to
+    fail with `local_headers` sending the target's own key."""
+    state = tmp_path / "runtime.json"
+    keys = [
+        {"name": "alpha", "role": "client", "id": "a", "value": "alpha-value"},
+        {"name": "operator", "role": "operator", "id": "o", "value": "operator-value"},
+    ]
+    state.write_text(json.dumps({"url": "http://127.0.0.1:3000/v1/", "apiKey": "alpha-value", "keys": keys}))
+
+    target = resolve_target(_args(), state_file=state)
+
+    assert target.headers()["x-api-key"] == "alpha-value"
+    assert target.local_headers() == {"x-api-key": "operator-value"}
+
+
 def test_nothing_to_talk_to_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CliError, match="make run"):
         resolve_target(_args(), state_file=tmp_path / "none.json")

@@ -292,6 +292,23 @@ def test_a_wrong_key_shows_the_apis_error(console: Console, runtime: LocalRuntim
     assert page.evaluate("sessionStorage.getItem('offload.apiKey')") is None
 
 
+def test_a_clients_overview_never_asks_for_the_operators_limits(
+    console: Console, runtime: LocalRuntime
+) -> None:
+    """GET /limits is the operator's: a client's overview does not call it (no 403 in the browser's
+    console on every refresh), the operator's does. Seen to fail with `limitsOf` asking whatever the
+    key (GET /limits requested, answered 403)."""
+    page = console.page
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if request.url.endswith("/limits") else None)
+
+    console.sign_in(key_of(runtime, "client", "beta"))
+    expect(page.get_by_role("heading", name="Jobs by status")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+    assert asked == []
+    expect(page.get_by_role("heading", name="Limits")).to_have_count(0)
+
+
 def test_a_client_does_not_see_another_clients_job(
     console: Console, runtime: LocalRuntime, client: Client
 ) -> None:

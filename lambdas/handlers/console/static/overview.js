@@ -82,9 +82,11 @@ function limitsTable(limits) {
   return table('Limits', [['Type / key'], ['Running', 'number'], ['Tokens', 'number'], ['Pause'], ['Waiting', 'number']], rows);
 }
 
-// The operator's key only: a client's key is answered 403, and the section is left out; any other
-// failure leaves it out too rather than the whole overview (the next refresh tries again).
-async function limitsOf() {
+// The operator's key only, so it is asked only when the stats say the key is the operator's (the
+// dead-letter queue is shown to the operator alone): a client's overview never calls it and never logs
+// its 403. A failure leaves the section out rather than the whole overview (the next refresh tries again).
+async function limitsOf(stats) {
+  if (stats.deadLetterQueue == null) return null;
   try {
     return (await call('limits')).limits;
   } catch (error) {
@@ -126,7 +128,8 @@ export function overviewView(main) {
   let loaded = false;
   return every(REFRESH_MS, async () => {
     try {
-      const [stats, limits] = await Promise.all([call('stats'), limitsOf()]);
+      const stats = await call('stats');
+      const limits = await limitsOf(stats);
       render(body, stats, limits);
       loaded = true;
       replace(notice);
