@@ -87,6 +87,7 @@ class Schedule(_FromApi):
     """ScheduleView: a recurring schedule, its next fire times and the jobs of its last firings."""
 
     schedule_id: str
+    owner: str
     name: str
     expression: str
     time_zone: str
@@ -96,6 +97,9 @@ class Schedule(_FromApi):
     created_at: str
     next_fire_times: list[str]
     last_jobs: list[dict[str, Any]]
+    failing: bool
+    last_error: str | None
+    last_error_at: str | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -212,7 +212,7 @@ def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_d
 # a job that moved before the action reached it counts as skipped; a run stops for time only with less
 # than RESERVE_MS left; the bulk job records the operator key that started it as its owner.
 #
-# Found by `make mutate` (mutants of `bulk.run_bulk` and `bulk._apply` no test failed on: the existing
+# Found by `make mutate` (mutants of the bulk run and `bulk._apply` no test failed on: the existing
 # resume test only has jobs that leave the listed state, so starting over lists the same remainder).
 # Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 

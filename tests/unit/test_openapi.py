@@ -91,7 +91,7 @@ ROUTE_ERRORS = {
     ("post", "/jobs/retry"): {"400"},
     ("post", "/jobs/cancel"): {"400"},
     ("post", "/schedules"): {"400", "409", "422"},
-    ("get", "/schedules"): set(),
+    ("get", "/schedules"): {"400"},
     ("get", "/schedules/{scheduleId}"): {"400", "404"},
     ("patch", "/schedules/{scheduleId}"): {"400", "404", "422"},
     ("delete", "/schedules/{scheduleId}"): {"400", "404"},
