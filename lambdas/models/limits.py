@@ -70,9 +70,6 @@ class Limit(BaseModel):
         merged = {**self.model_dump(by_alias=True), **fields}
         return Limit.model_validate(merged)
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
-
 
 def parse_overrides(raw: Any) -> dict[str, dict[str, Any]]:
     """`jobLimits` (a JSON object keyed by job type, each an object of Limit fields): each checked."""
