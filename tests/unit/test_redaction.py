@@ -25,3 +25,13 @@ def test_the_api_remembers_the_callers_key_as_it_strips_it_from_the_event() -> N
     `without_key_value` not remembering the header's value."""
     without_key_value({"headers": {"X-Api-Key": "k3y-of-client-alpha"}, "requestContext": {}})
     assert redact("payload: k3y-of-client-alpha") == f"payload: {REDACTED}"
+
+
+def test_of_many_values_each_is_found_and_one_inside_another_too() -> None:
+    """The pattern is a trie of the values: a shorter value that begins a longer one is still found
+    alone, and the longer one whole. Seen to fail with the trie's optional end dropped (`abcdefghX`
+    kept its secret)."""
+    many = [f"tok{n:05d}-{n * 7919 % 100_000:05d}" for n in range(300)]
+    remember("abcdefgh", "abcdefghij", *many)
+    assert redact("abcdefghij abcdefghX") == f"{REDACTED} {REDACTED}X"
+    assert all(redact(f"<{value}>") == f"<{REDACTED}>" for value in many)
