@@ -180,7 +180,7 @@ CAPABILITIES: Final[Mapping[Capability | Need, Access]] = {
         Resource.LIST_INDEXES: ("dynamodb:Query",),
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
     },
-    # Upgraded stacks (webhookSecretsStartShared): a client's first secret is the stack-wide one.
+    # Upgraded stacks (webhookSecretsStartShared): the first secret of the clients it names is the stack-wide one.
     Need.SHARED_SIGNING_SECRET: {Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",)},
 }
 

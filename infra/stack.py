@@ -110,7 +110,7 @@ class OffloadStack(Stack):
             "UploadsBucketName": storage.uploads.bucket_name,
             "AlertsTopicArn": alerts.topic.topic_arn,
             # The stack-wide secret of stacks deployed before per-client secrets: with context
-            # webhookSecretsStartShared it is every client's first secret (receivers already hold it).
+            # webhookSecretsStartShared it is the first secret of the clients it names (their receivers hold it).
             "WebhookSigningSecretArn": storage.webhook_secret.secret_arn,
             "DashboardUrl": dashboard.url,
             # Each worker group's queues, by the group's suffix (the shared worker's are those above).
