@@ -305,6 +305,7 @@ def stack_environment(
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
         config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
+        config.ENV_ALERT_WINDOW_SECONDS: str(settings.alert_window_seconds),
         config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),

@@ -28,6 +28,7 @@ ENV_BACKOFF_BASE_SECONDS: Final = "BACKOFF_BASE_SECONDS"
 ENV_BACKOFF_CAP_SECONDS: Final = "BACKOFF_CAP_SECONDS"
 ENV_LEASE_SECONDS: Final = "LEASE_SECONDS"
 ENV_RECOVERY_GRACE_SECONDS: Final = "RECOVERY_GRACE_SECONDS"
+ENV_ALERT_WINDOW_SECONDS: Final = "ALERT_WINDOW_SECONDS"
 ENV_STATUS_SHARDS: Final = "STATUS_SHARDS"
 ENV_FINISHED_TTL_DAYS: Final = "FINISHED_TTL_DAYS"
 ENV_WORKER_CONCURRENCY: Final = "WORKER_CONCURRENCY"
@@ -144,6 +145,9 @@ RECOVERY_TIMEOUT_SECONDS: Final = 120
 SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
+# Dead jobs of one (type, owner) alert at most once per window (lambdas/lifecycle/dead_letter.py).
+ALERT_WINDOW_SECONDS: Final = 300
+MAX_ALERT_WINDOW_SECONDS: Final = 86_400
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900

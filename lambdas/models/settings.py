@@ -408,6 +408,12 @@ class WorkerSettings(
 
 class DeadLetterSettings(JobsTableSettings):
     alerts_topic_arn: str = setting(config.ENV_ALERTS_TOPIC_ARN, check=length())
+    alert_window_seconds: int = setting(
+        config.ENV_ALERT_WINDOW_SECONDS,
+        integer,
+        config.ALERT_WINDOW_SECONDS,
+        check=between(ge=1, le=config.MAX_ALERT_WINDOW_SECONDS),
+    )
 
 
 class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):
