@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from lambdas import config
 from lambdas.jobs.base import JobType, WorkerFunction
-from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
+from lambdas.jobs.registry import BUILTIN_PACKAGE, type_modules
 
 CONTEXT_PACKAGES: Final = "jobPackages"
 CONTEXT_SETTINGS: Final = "jobSettings"

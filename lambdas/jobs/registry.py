@@ -6,11 +6,14 @@ loads the one type its first request names, not all of them (docs/performance.md
 """
 
 import importlib
+import pkgutil
 from collections.abc import Iterator
 from threading import Lock
 from typing import Any
 
 from lambdas.jobs.base import JobType
+
+BUILTIN_PACKAGE = "lambdas.jobs.types"
 
 _types: dict[str, JobType[Any]] = {}
 _modules: dict[str, str] = {}
@@ -20,6 +23,20 @@ _loading = Lock()
 
 class NotRegisteredError(LookupError):
     """No type of that name is registered (the API's answer to it is `lifecycle.errors.UnknownJobTypeError`)."""
+
+
+def type_modules(package: str) -> dict[str, str]:
+    """The types of `package` by name, each with the module that defines it (the package is imported,
+    its modules are not)."""
+    imported = importlib.import_module(package)
+    paths = getattr(imported, "__path__", None)
+    if paths is None:
+        raise ValueError(f"{package} is a module, not a package of job types")
+    return {
+        found.name: f"{package}.{found.name}"
+        for found in sorted(pkgutil.iter_modules(paths), key=lambda m: m.name)
+        if not found.name.startswith("_")
+    }
 
 
 class UnusableTypeError(Exception):
@@ -72,9 +89,8 @@ def get(name: str) -> JobType[Any]:
     job_type = _types.get(name) or _load(name)
     if job_type is None and name not in _modules:
         # A process that never listed the built-in types (the dead-letter function) still finds them.
-        from lambdas.jobs.types import register_builtin_types
-
-        register_builtin_types()
+        for builtin, module in type_modules(BUILTIN_PACKAGE).items():
+            register_module(builtin, module)
         job_type = _load(name)
     if job_type is None:
         raise NotRegisteredError(name)

@@ -19,11 +19,11 @@ makes progress instead of handing the job on forever.
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle import retry_cancel
+from lambdas.jobs.base import ContinueLater, JobContext, JobType
+from lambdas.lifecycle import ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import store_ops_job
-from lambdas.lifecycle.ops import OPS_TYPE
+from lambdas.lifecycle.fan_out import run_fan_out_action
+from lambdas.lifecycle.ops import OpsPayload
 from lambdas.lifecycle.paging import shard_positions
 from lambdas.lifecycle.reads import list_query
 from lambdas.models.api import BulkRequest
@@ -33,13 +33,19 @@ from lambdas.store.codec import millis
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-BULK_TYPE = OPS_TYPE
-PAGE_SIZE = 100
-# A page is up to 100 conditional writes and sends: a few seconds. Stop before the worker's timeout.
-RESERVE_MS = 15_000
-BULK_MAX_ATTEMPTS = 3
 _DEFAULT_STATUS = {JobAction.RETRY: JobStatus.DEAD, JobAction.CANCEL: JobStatus.PENDING}
 _EVERYONE = Caller("", operator=True)
+
+
+def ops_job_type(store: JobStore, queue: JobQueue) -> JobType[OpsPayload]:
+    """The ops job type bound to the worker's store and queue: a bulk action, or a fan-out's."""
+
+    def run(payload: OpsPayload, context: JobContext) -> Any:
+        raw = payload.model_dump(mode="json", by_alias=True, exclude_none=True)
+        act = run_fan_out_action if payload.fan_out else run_bulk
+        return act(store, queue, context.job_id, context.attempt, context.remaining_ms, raw)
+
+    return JobType(name=ops.OPS_TYPE, payload_model=OpsPayload, run=run, public=False)
 
 
 def start_bulk(
@@ -58,7 +64,7 @@ def start_bulk(
         "before": before,
         "limit": request.limit,
     }
-    return store_ops_job(store, queue, {k: v for k, v in payload.items() if v is not None}, caller.owner)
+    return ops.store_ops_job(store, queue, {k: v for k, v in payload.items() if v is not None}, caller.owner)
 
 
 def run_bulk(
@@ -78,11 +84,11 @@ def run_bulk(
     positions = shard_positions(progress.pop("cursor", None), store.shards, numeric=True)
     pages = 0
     while progress["matched"] < limit:
-        if pages and remaining_ms() < RESERVE_MS:
+        if pages and remaining_ms() < ops.RESERVE_MS:
             # The cursor goes with the progress: jobs a page skipped are still listed from the start.
             return ContinueLater({**progress, "cursor": _cursor(positions)})
         pages += 1
-        ids, following = store.list_ids(query, min(PAGE_SIZE, limit - progress["matched"]), positions)
+        ids, following = store.list_ids(query, min(ops.PAGE_SIZE, limit - progress["matched"]), positions)
         for target in ids:
             progress["applied" if _apply(store, queue, action, target) else "skipped"] += 1
         progress["matched"] += len(ids)

@@ -17,15 +17,15 @@ current state, and the ops job that does it for a large fan-out.
   its time is short, so nothing is left half done by a request that timed out.
 """
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lambdas import config
 from lambdas.jobs.base import ContinueLater
+from lambdas.lifecycle import ops
 from lambdas.lifecycle.parents import child_ids
-from lambdas.models.job import Job, JobAction, JobStatus, NewJob
+from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis
 from lambdas.store.errors import JobMovedError, ParentMovedError
@@ -138,28 +138,7 @@ def start_ops_job(store: JobStore, queue: JobQueue, parent: Job, action: JobActi
         "limit": max(total, 1),
         "fanOut": parent.job_id,
     }
-    return store_ops_job(store, queue, payload, parent.owner)
-
-
-def store_ops_job(store: JobStore, queue: JobQueue, payload: Mapping[str, Any], owner: str) -> Job:
-    """An ops job (`bulk_action`) stored and queued; a failed send is left to the recovery sweep."""
-    from lambdas.lifecycle.bulk import BULK_MAX_ATTEMPTS, BULK_TYPE  # bulk acts through this module
-
-    job = store.put_new(
-        NewJob(
-            job_id=str(uuid.uuid4()),
-            job_type=BULK_TYPE,
-            payload=dict(payload),
-            max_attempts=BULK_MAX_ATTEMPTS,
-            owner=owner,
-        )
-    )
-    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
-    try:
-        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
-    except Exception:
-        logger.exception("SendMessage failed after an ops job was stored; the recovery sweep will send it")
-    return job
+    return ops.store_ops_job(store, queue, payload, parent.owner)
 
 
 def run_fan_out_action(
@@ -172,8 +151,6 @@ def run_fan_out_action(
 ) -> Any:
     """The ops job's run: the action on the fan-out's children page by page from the saved offset, then
     (cancel) the fan-out itself; the final counts, or ContinueLater."""
-    from lambdas.lifecycle.bulk import PAGE_SIZE, RESERVE_MS  # bulk acts through this module
-
     action = JobAction(payload["action"])
     parent = store.get(str(payload["fanOut"]))
     saved = store.get(job_id)
@@ -181,17 +158,17 @@ def run_fan_out_action(
     ids = child_ids(parent) if parent else []
     pages = 0
     while progress["offset"] < len(ids):
-        if pages and remaining_ms() < RESERVE_MS:
+        if pages and remaining_ms() < ops.RESERVE_MS:
             return ContinueLater(progress)
         pages += 1
         at = progress["offset"]
         tally = Tally()
-        parent = act_on_page(store, queue, action, parent, ids[at : at + PAGE_SIZE], tally)
+        parent = act_on_page(store, queue, action, parent, ids[at : at + ops.PAGE_SIZE], tally)
         progress.update(
             matched=progress["matched"] + tally.matched,
             applied=progress["applied"] + tally.applied,
             skipped=progress["skipped"] + tally.skipped,
-            offset=at + PAGE_SIZE,
+            offset=at + ops.PAGE_SIZE,
         )
         store.save_progress(job_id, attempt, progress)
     if action == JobAction.CANCEL and parent is not None:

@@ -3,20 +3,30 @@ one API call: an operator's retry or cancel of every job a filter matches (`bulk
 or cancel of a large fan-out's children (`fanOut`, `fan_out`).
 
 It is not a plug-in: it is not in the job-type registry, `POST /jobs` refuses it like any unknown type
-(only `start_bulk` and `fan_out.start_ops_job` store one), and the worker runs it with the lifecycle's
-own store and queue (`Worker`), so no job type's `JobContext` carries the power to act on other jobs.
+(only `start_bulk` and `fan_out.start_ops_job` store one, through `store_ops_job`), and the worker runs
+it with the lifecycle's own store and queue (`bulk.ops_job_type`), so no job type's `JobContext`
+carries the power to act on other jobs.
+
+This module is what both kinds share and nothing more, so `bulk` and `fan_out` stand on it and not on
+each other.
 """
 
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdas.jobs.base import JobContext, JobType
-from lambdas.models.job import JobAction
+from lambdas.models.job import Job, JobAction, JobStatus, NewJob
+from lambdas.observability import log_transition, logger
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
 OPS_TYPE = "bulk_action"
+OPS_MAX_ATTEMPTS = 3
+PAGE_SIZE = 100
+# A page is up to 100 conditional writes and sends: a few seconds. Stop before the worker's timeout.
+RESERVE_MS = 15_000
 
 
 class OpsPayload(BaseModel):
@@ -36,16 +46,20 @@ class OpsPayload(BaseModel):
     )
 
 
-def ops_job_type(store: JobStore, queue: JobQueue) -> JobType[OpsPayload]:
-    """The ops job type bound to the worker's store and queue."""
-
-    def run(payload: OpsPayload, context: JobContext) -> Any:
-        # Imported on first use: only the ops jobs need the listing and the API models.
-        from lambdas.lifecycle.bulk import run_bulk
-        from lambdas.lifecycle.fan_out import run_fan_out_action
-
-        raw = payload.model_dump(mode="json", by_alias=True, exclude_none=True)
-        act = run_fan_out_action if payload.fan_out else run_bulk
-        return act(store, queue, context.job_id, context.attempt, context.remaining_ms, raw)
-
-    return JobType(name=OPS_TYPE, payload_model=OpsPayload, run=run, public=False)
+def store_ops_job(store: JobStore, queue: JobQueue, payload: Mapping[str, Any], owner: str) -> Job:
+    """An ops job stored and queued; a failed send is left to the recovery sweep."""
+    job = store.put_new(
+        NewJob(
+            job_id=str(uuid.uuid4()),
+            job_type=OPS_TYPE,
+            payload=dict(payload),
+            max_attempts=OPS_MAX_ATTEMPTS,
+            owner=owner,
+        )
+    )
+    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
+    try:
+        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+    except Exception:
+        logger.exception("SendMessage failed after an ops job was stored; the recovery sweep will send it")
+    return job

@@ -46,7 +46,7 @@ from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
-from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
+from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -119,8 +119,6 @@ class Worker:
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
         self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
-        # The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
-        self._ops = ops_job_type(store, queue)
 
     def process_batch(
         self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
@@ -176,11 +174,18 @@ class Worker:
             return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
         return self._run(message, job, remaining_ms, place)
 
+    def _ops(self) -> JobType[Any]:
+        """The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
+        Imported by the first ops job: only they need the listing and the API models."""
+        from lambdas.lifecycle.bulk import ops_job_type
+
+        return ops_job_type(self._store, self._queue)
+
     def _run(
         self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int], place: Place | None
     ) -> MessageResult:
         try:
-            job_type: JobType[Any] = self._ops if job.job_type == OPS_TYPE else registry.get(job.job_type)
+            job_type: JobType[Any] = self._ops() if job.job_type == OPS_TYPE else registry.get(job.job_type)
             payload = job_type.payload_model.model_validate(job.payload)
         except registry.NotRegisteredError:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")

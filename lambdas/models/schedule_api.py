@@ -51,6 +51,7 @@ class ScheduleFiring(_Wire):
 
 class ScheduleView(_Wire):
     schedule_id: str
+    owner: str = Field(description="The client it belongs to: its API key id (with IAM callers, its name).")
     name: str
     expression: str
     time_zone: str
@@ -60,11 +61,19 @@ class ScheduleView(_Wire):
     created_at: str
     next_fire_times: list[str] = Field(description=f"The next {NEXT_SHOWN} firings (none while paused).")
     last_jobs: list[ScheduleFiring] = Field(description="The jobs of its last firings, newest first.")
+    failing: bool = Field(
+        description="Its last firing failed or was skipped (see `lastError`); false again once one fires."
+    )
+    last_error: str | None = Field(
+        default=None, description="Why its last firing failed or was skipped (null when it fired)."
+    )
+    last_error_at: str | None = Field(default=None, description="When that was.")
 
     @classmethod
     def of(cls, schedule: Schedule, next_times: list[str], last_jobs: list[ScheduleFiring]) -> Self:
         return cls(
             schedule_id=schedule.schedule_id,
+            owner=schedule.owner,
             name=schedule.name,
             expression=schedule.expression,
             time_zone=schedule.time_zone,
@@ -76,8 +85,12 @@ class ScheduleView(_Wire):
             created_at=schedule.created_at,
             next_fire_times=next_times,
             last_jobs=last_jobs,
+            failing=schedule.last_error is not None,
+            last_error=schedule.last_error,
+            last_error_at=schedule.last_error_at,
         )
 
 
 class SchedulePage(_Wire):
-    schedules: list[ScheduleView]
+    schedules: list[ScheduleView] = Field(description="Failing ones first within the page.")
+    next_cursor: str | None = Field(default=None, description="The next page's cursor; null at the end.")

@@ -214,4 +214,4 @@ def test_the_template_project_synthesizes_and_its_own_tests_pass(monkeypatch) ->
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "6 passed" in result.stdout

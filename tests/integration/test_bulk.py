@@ -8,7 +8,7 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.lifecycle import bulk, retry_cancel
+from lambdas.lifecycle import bulk, ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
@@ -55,7 +55,7 @@ def test_a_bulk_retry_killed_after_its_first_page_resumes_with_exact_totals(
     real_apply = bulk._apply
 
     def crash_on_page_two(*args: Any) -> bool:
-        if len(applied) == bulk.PAGE_SIZE:
+        if len(applied) == ops.PAGE_SIZE:
             raise RuntimeError("the worker dies")
         applied.append(args[3])
         return real_apply(*args)
@@ -93,7 +93,7 @@ def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
     result = bulk.run_bulk(store, queue, job.job_id, resumed.attempts, lambda: 60_000, job.payload)
 
     assert (paused.status, paused.attempts, resumed.attempts) == (JobStatus.PENDING, 0, 1)
-    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert later.result["matched"] == ops.PAGE_SIZE
     assert result == {"action": "retry", "matched": 120, "applied": 120, "skipped": 0, "finished": True}
 
 
@@ -106,7 +106,7 @@ def test_a_worker_with_less_time_than_the_reserve_still_does_a_page_per_delivery
     _dead_jobs(store, 150)
     clock.advance(1)
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
-    short = lambda: bulk.RESERVE_MS // 2  # noqa: E731 - an 8 s worker timeout, as the e2e runtime has
+    short = lambda: ops.RESERVE_MS // 2  # noqa: E731 - an 8 s worker timeout, as the e2e runtime has
 
     first = store.claim(job.job_id, 60)
     later = bulk.run_bulk(store, queue, job.job_id, first.attempts, short, job.payload)
@@ -115,7 +115,7 @@ def test_a_worker_with_less_time_than_the_reserve_still_does_a_page_per_delivery
     second = store.claim(job.job_id, 60)
     result = bulk.run_bulk(store, queue, job.job_id, second.attempts, short, job.payload)
 
-    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert later.result["matched"] == ops.PAGE_SIZE
     assert result == {"action": "retry", "matched": 150, "applied": 150, "skipped": 0, "finished": True}
 
 
@@ -163,7 +163,7 @@ def test_a_bulk_job_logs_its_new_to_pending_transition_like_any_submitted_job(
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
 
     assert transitions(log_lines(), job.job_id) == [
-        (f"job {job.job_id} new -> pending", bulk.BULK_TYPE, "new", "pending", 0, None)
+        (f"job {job.job_id} new -> pending", ops.OPS_TYPE, "new", "pending", 0, None)
     ]
 
 
@@ -176,8 +176,8 @@ def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_d
     fail against `_continue` keeping its message (`change_visibility(..., 0)`, `Outcome.RETRIED`): the
     bulk job was redriven on its 16th receive ("SQS redrive after 16 receives"), marked dead mid-way and
     alerted."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
-    monkeypatch.setattr(bulk, "RESERVE_MS", 10**9)  # every delivery does one page, then hands on
+    monkeypatch.setattr(ops, "PAGE_SIZE", 2)
+    monkeypatch.setattr(ops, "RESERVE_MS", 10**9)  # every delivery does one page, then hands on
     dead = _dead_jobs(store, 40)
     clock.advance(1)
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "retry", BulkRequest())
@@ -204,9 +204,9 @@ def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_d
 # Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 
 
-DEAD = bulk.PAGE_SIZE + 20
+DEAD = ops.PAGE_SIZE + 20
 # The first delivery skips every job of page one (they stay dead, so they stay listed); the next applies.
-EXACT = {"action": "retry", "matched": DEAD, "applied": 20, "skipped": bulk.PAGE_SIZE, "finished": True}
+EXACT = {"action": "retry", "matched": DEAD, "applied": 20, "skipped": ops.PAGE_SIZE, "finished": True}
 
 
 def _bulk_retry(pipeline: Pipeline, store: JobStore, clock: Clock) -> tuple[JobQueue, Job, Job]:
@@ -232,7 +232,7 @@ def test_a_resumed_bulk_retry_does_not_list_its_skipped_first_page_again(
     real_apply = bulk._apply
 
     def skip_page_one_then_crash(*args: Any) -> bool:
-        if len(skipped) == bulk.PAGE_SIZE:
+        if len(skipped) == ops.PAGE_SIZE:
             raise RuntimeError("the worker dies")
         skipped.append(args[3])
         return False
@@ -307,13 +307,13 @@ def test_a_job_that_enters_the_status_after_the_bulk_action_started_is_not_match
     assert [j.status for j in store.get_many([*early, "late"])] == [JobStatus.PENDING] * 2 + [JobStatus.DEAD]
 
 
-@pytest.mark.parametrize(("left", "stops"), [(bulk.RESERVE_MS, False), (bulk.RESERVE_MS - 1, True)])
+@pytest.mark.parametrize(("left", "stops"), [(ops.RESERVE_MS, False), (ops.RESERVE_MS - 1, True)])
 def test_a_bulk_action_hands_on_only_with_less_than_its_reserve_left(
     pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, left: int, stops: bool
 ) -> None:
     """Broken line: `run_bulk`'s `remaining_ms() < RESERVE_MS` as `<=` (it hands on with exactly the
     reserve left, a delivery it did not need)."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
+    monkeypatch.setattr(ops, "PAGE_SIZE", 2)
     queue = JobQueue(pipeline.queue_url)
     _dead_jobs(store, 3)
     clock.advance(1)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle import bulk, fan_out, retry_cancel
+from lambdas.lifecycle import fan_out, ops, retry_cancel
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus, NewJob
@@ -282,13 +282,15 @@ def test_a_large_fan_outs_retry_out_of_time_resumes_from_its_saved_offset_with_e
     one too many), the fresh key `"finished"` misspelt (the handed-on progress lacks it), the saved
     progress looked up under a misspelt `"action"` (the resumed run starts over: 16 matched, not 26),
     and `int(None)` for each saved count (a TypeError on resuming)."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 10)
+    monkeypatch.setattr(ops, "PAGE_SIZE", 10)
     children = _dead_fan_out(store, LARGE)
     queue = JobQueue(pipeline.queue_url)
-    ops = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.RETRY)
-    first = store.claim(ops.job_id, 60)
+    ops_job = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.RETRY)
+    first = store.claim(ops_job.job_id, 60)
 
-    later = fan_out.run_fan_out_action(store, queue, ops.job_id, first.attempts, lambda: 0, ops.payload)
+    later = fan_out.run_fan_out_action(
+        store, queue, ops_job.job_id, first.attempts, lambda: 0, ops_job.payload
+    )
 
     assert isinstance(later, ContinueLater)
     assert later.result == {
@@ -300,9 +302,9 @@ def test_a_large_fan_outs_retry_out_of_time_resumes_from_its_saved_offset_with_e
         "finished": False,
     }
     store.continue_later(first, later.result)
-    resumed = store.claim(ops.job_id, 60)
+    resumed = store.claim(ops_job.job_id, 60)
     result = fan_out.run_fan_out_action(
-        store, queue, ops.job_id, resumed.attempts, lambda: 60_000, ops.payload
+        store, queue, ops_job.job_id, resumed.attempts, lambda: 60_000, ops_job.payload
     )
     assert result == {
         "action": "retry",
