@@ -24,7 +24,7 @@ from infra.environment import environment_for
 from infra.job_secrets import JobSecrets
 from infra.job_types import JobTypeCatalog, WorkerGroup
 from infra.keys import ApiKeys
-from infra.monitoring import Alerts, WatchedFunctions
+from infra.monitoring import Alerts, WatchedFunctions, metrics_namespace
 from infra.nag import acknowledge, arn_of
 from infra.queues import JobQueues
 from infra.settings import (
@@ -151,7 +151,7 @@ class ServiceFunction(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             environment={
                 "POWERTOOLS_SERVICE_NAME": config.SERVICE_NAME,
-                "POWERTOOLS_METRICS_NAMESPACE": config.METRICS_NAMESPACE,
+                "POWERTOOLS_METRICS_NAMESPACE": metrics_namespace(self),
                 "POWERTOOLS_LOG_LEVEL": LOG_LEVEL,
                 **environment,
             },

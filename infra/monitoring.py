@@ -123,7 +123,7 @@ class Alarms(Construct):
         # counted by the functions themselves (EMF metric).
         self._any(
             "JobsDead",
-            service_metric(config.METRIC_DEAD, _PERIOD),
+            service_metric(self, config.METRIC_DEAD, _PERIOD),
             "At least one job exhausted its attempts and is dead.",
             Runbook.JOBS_DEAD,
         )
@@ -232,7 +232,7 @@ class Alarms(Construct):
         window = Duration.minutes(min(3 * settings.recovery_rate_minutes, _LONGEST_PERIOD_MINUTES))
         self._alarm(
             "RecoverySweepsMissing",
-            service_metric(config.METRIC_SWEEPS, window),
+            service_metric(self, config.METRIC_SWEEPS, window),
             threshold=1,
             comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             missing=cloudwatch.TreatMissingData.BREACHING,
@@ -290,10 +290,15 @@ class Alarms(Construct):
         )
 
 
-def service_metric(name: str, period: Duration) -> cloudwatch.Metric:
-    """A count the functions emit (EMF, namespace and service dimension of lambdas.config)."""
+def metrics_namespace(scope: Construct) -> str:
+    """The functions' metrics namespace: the stack's name, so that each stage's alarms count its own."""
+    return Stack.of(scope).stack_name
+
+
+def service_metric(scope: Construct, name: str, period: Duration) -> cloudwatch.Metric:
+    """A count the functions emit (EMF, the stack's namespace and lambdas.config's service dimension)."""
     return cloudwatch.Metric(
-        namespace=config.METRICS_NAMESPACE,
+        namespace=metrics_namespace(scope),
         metric_name=name,
         dimensions_map={"service": config.SERVICE_NAME},
         statistic=cloudwatch.Stats.SUM,

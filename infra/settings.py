@@ -11,6 +11,8 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``recoveryRateMinutes``: how often the recovery sweep runs (1..1440).
 - ``backoffBaseSeconds`` / ``backoffCapSeconds``: retry backoff of failed jobs (1 <= base <= cap <= 43200,
   the longest visibility timeout SQS accepts).
+- ``stage``: a stage name in the stack's name (`Offload-staging`) and so in every name it makes; read by
+  infra/synth.py (lambdas.config.stack_name). Default: none, the stack `Offload`.
 - ``alertWindowSeconds``: dead jobs of one type and client raise at most one alert per window
   (1..86400, default 300); the first death of a quiet type and client alerts at once.
 - ``thumbnailSizes``: edge lengths of generated thumbnails (16..4096 each), a list or "128,512".

@@ -188,6 +188,15 @@ METRIC_RECOVERED: Final = "JobRecovered"
 METRIC_SWEEPS: Final = "RecoverySweeps"
 
 STACK_ID: Final = "Offload"
+# CDK context `stage` (dev, staging, prod) puts its name in the stack's: `Offload-staging`. Every
+# physical name, alarm, dashboard and the functions' metrics namespace derive from the stack's name, so
+# stages deploy side by side in one account and region. No stage: today's names.
+CONTEXT_STAGE: Final = "stage"
+STAGE_PATTERN: Final = r"[a-z][a-z0-9]{0,15}"
+
+
+def stack_name(stage: str | None) -> str:
+    return f"{STACK_ID}-{stage}" if stage else STACK_ID
 
 
 class KeyRole(StrEnum):

@@ -145,7 +145,13 @@ def stack_outputs(path: Path, *required: str) -> dict[str, str]:
         document = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise CliError(f"cannot read the outputs file {path}: {error}", ExitCode.USAGE) from None
-    outputs = document.get(config.STACK_ID, document) if isinstance(document, dict) else None
+    # `cdk deploy --outputs-file` keys the outputs by stack: `Offload`, or `Offload-<stage>`.
+    stacks = (
+        [v for k, v in document.items() if k == config.STACK_ID or k.startswith(f"{config.STACK_ID}-")]
+        if isinstance(document, dict)
+        else []
+    )
+    outputs = stacks[0] if len(stacks) == 1 else document
     missing = [name for name in required if not isinstance(outputs, dict) or name not in outputs]
     if missing or not isinstance(outputs, dict):
         raise CliError(

@@ -52,7 +52,7 @@ def _by_type(name: str, unit: MetricUnit, value: float, job_type: str) -> None:
         name=name,
         unit=unit,
         value=value,
-        namespace=config.METRICS_NAMESPACE,
+        namespace=metrics.namespace,
         default_dimensions={"service": config.SERVICE_NAME},
     ) as metric:
         metric.add_dimension(name="jobType", value=job_type)
