@@ -25,6 +25,12 @@ def parser() -> argparse.ArgumentParser:
     )
     root.add_argument("--api-key", help="the API key's value")
     root.add_argument(
+        "--iam",
+        action="store_true",
+        help="sign with SigV4 from botocore's credentials (environment, profile, role): a stack deployed "
+        "with auth=iam (OFFLOAD_AUTH=iam does the same; an outputs file without keys implies it)",
+    )
+    root.add_argument(
         "--key",
         metavar="NAME",
         help="use the key called NAME (a client's, or `operator`) of the local runtime or of --outputs-file",

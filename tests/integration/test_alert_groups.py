@@ -57,8 +57,8 @@ def test_500_jobs_dying_at_once_send_two_alerts_counting_every_one_at_a_cost_per
     """An outage kills 500 jobs of one type and client, and one of another type: the first death of
     each quiet group alerts at once, the other 499 are one alert when the window ends, with their
     count and the first five ids and errors; the consumer's DynamoDB calls are a few per letter, never
-    a query or a scan. Seen to fail with `_raise_grouped` publishing each death (`_publish_group` for
-    every count: 500 alerts) and with `count` not adding to `held` (the summary said 0)."""
+    a query or a scan. Seen to fail with the window ignored (`GroupState.sendable` true whatever
+    `windowEnds` says, and `claim`'s condition on it dropped: 500 alerts)."""
     ids = [pipeline.submit("test_permanent", {"value": str(i)}) for i in range(OUTAGE)]
     other = pipeline.submit("test_always_fail", {"value": "x"}, maxAttempts=1)
     while records := pipeline.receive(pipeline.queue_url):
