@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import offload_cli
+from lambdas import config
 from lambdas.models.job import JobStatus
-from offload_cli import commands, listing, retry_cancel, schedules
+from offload_cli import commands, doctor, listing, retry_cancel, schedules
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target, resolve_target
 
@@ -63,6 +64,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _job_commands(subcommands: Any) -> None:
+    check = subcommands.add_parser(
+        "doctor", help="a deploy's smoke test: a job submitted and done, the alarms there and none in ALARM"
+    )
+    check.add_argument(
+        "--stack",
+        default=config.STACK_ID,
+        help="the stack's name, whose alarms are checked (Offload-<stage>)",
+    )
+    check.add_argument("--timeout", type=float, default=180, help="seconds to wait for the job (default 180)")
+
     submit = subcommands.add_parser("submit", help="submit a job")
     submit.add_argument("type", help="job type, e.g. send_email")
     submit.add_argument(
@@ -150,6 +161,7 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "limits": commands.limits,
     "schedule": schedules.schedule,
     "reschedule": schedules.reschedule,
+    "doctor": doctor.doctor,
 }
 
 
