@@ -434,3 +434,35 @@ def test_the_operator_lists_every_clients_schedules_and_pauses_or_deletes_any(pi
         assert (refused.status, refused.body["error"]["code"]) == (403, "forbidden"), path
     own = pipeline.request("GET", "/schedules?client=alice", api_key_id="alice")
     assert len(own.body["schedules"]) == 3
+
+
+def test_the_schedules_functions_calls_on_its_table_are_all_in_its_role(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """moto grants every call; AWS only what the role holds (infra/access.py). A tick that fires, fails
+    one schedule and skips one over the day's cap calls nothing its row lacks. Seen failing (Query) with
+    the row's GetItem kept after `ScheduleStore.get` became a Query of the schedule's two items."""
+    from infra.access import ACCESS, Resource
+    from lambdas.store import clients
+
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    create(pipeline, expression="cron(* * * * ? *)", overlap="skip")
+    create(pipeline, expression="rate(1 minute)")
+    table = pipeline.env["SCHEDULES_TABLE_NAME"]
+    called: set[str] = set()
+
+    def note(model: Any, params: dict[str, Any], **_: Any) -> None:
+        if params.get("TableName") == table:
+            called.add(f"dynamodb:{model.name}")
+
+    events = clients.client("dynamodb").meta.events
+    events.register("provide-client-params.dynamodb", note)
+    try:
+        tick("2026-05-01T12:00:00Z")
+        clock.advance(60)
+        tick("2026-05-01T12:01:00Z")
+    finally:
+        events.unregister("provide-client-params.dynamodb", note)
+
+    assert called >= {"dynamodb:Scan", "dynamodb:Query", "dynamodb:UpdateItem"}
+    assert called <= set(ACCESS["schedules"][Resource.SCHEDULES_TABLE])
