@@ -28,7 +28,7 @@ from local_runtime.console import Console, iam_banner, startup_banner
 from local_runtime.context import DEFAULT_ACCOUNT
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
-from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
+from local_runtime.job_secrets import SECRETS_PATH, fill_secrets
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
@@ -72,17 +72,27 @@ class RuntimeSettings:
     verbose: bool = False
     quiet: bool = False
     state_file: Path | None = STATE_FILE
-    secrets_file: Path = SECRETS_FILE  # the job types' secrets' values (local_runtime/job_secrets.py)
+    # The job types' secrets' values (local_runtime/job_secrets.py), in the project's own folder.
+    secrets_file: Path = field(default_factory=lambda: project_root() / SECRETS_PATH)
     reload: bool = False  # `make run`: new function environments when lambdas/ or a package changes
 
 
+def project_root() -> Path:
+    """The folder of the project the runtime serves: where it starts when a `cdk.json` is there (a
+    user's project of job types), else offload's checkout."""
+    here = Path.cwd()
+    if (here / "cdk.json").is_file() and here.resolve() != REPO_ROOT:
+        return here
+    return REPO_ROOT
+
+
 def project_context() -> dict[str, Any]:
-    """A user's project's own CDK context (its `jobPackages`...): `cdk.json` where the runtime starts,
-    when that is not offload's checkout (whose cdk.json the synth reads anyway)."""
-    here = Path.cwd() / "cdk.json"
-    if not here.is_file() or here.resolve() == (REPO_ROOT / "cdk.json").resolve():
+    """A user's project's own CDK context (its `jobPackages`...), when the runtime starts in one (offload's
+    own cdk.json the synth reads anyway)."""
+    root = project_root()
+    if root == REPO_ROOT:
         return {}
-    context: dict[str, Any] = json.loads(here.read_text()).get("context", {})
+    context: dict[str, Any] = json.loads((root / "cdk.json").read_text()).get("context", {})
     return context
 
 

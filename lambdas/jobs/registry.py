@@ -39,6 +39,11 @@ def type_modules(package: str) -> dict[str, str]:
     }
 
 
+class UnusableTypeError(Exception):
+    """A registered type this process cannot run: its module does not import, or its settings are
+    missing or invalid. Its jobs die saying so; no retry can fix a function's code or environment."""
+
+
 def register(job_type: JobType[Any]) -> JobType[Any]:
     if job_type.name in _types and _types[job_type.name] is not job_type:
         raise ValueError(f"job type {job_type.name!r} is already registered")
@@ -65,7 +70,13 @@ def _load(name: str) -> JobType[Any] | None:
         module_name = _modules.get(name)
         if module_name is None:
             return None
-        job_type: JobType[Any] | None = getattr(importlib.import_module(module_name), "JOB_TYPE", None)
+        try:
+            imported = importlib.import_module(module_name)
+        except Exception as error:
+            raise UnusableTypeError(
+                f"job type {name!r} does not import here: {type(error).__name__}: {error}"
+            ) from error
+        job_type: JobType[Any] | None = getattr(imported, "JOB_TYPE", None)
         if job_type is None:  # a helper module, not a type
             del _modules[name]
             return None

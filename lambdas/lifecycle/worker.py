@@ -4,7 +4,9 @@ Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
-- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts;
+- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
+  this function cannot run (unknown here, its module does not import, its settings missing) dies too,
+  at once: no retry fixes the function's code or environment;
 - wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`) or raised `RetryLater`: back to
   `pending` without spending an attempt, saying what it waits for (`waitingFor`), in a fresh message
   delayed until then (at most 900 s a message: a longer wait is a chain of them), and this one deleted,
@@ -33,6 +35,7 @@ from lambdas.jobs import registry
 from lambdas.jobs.base import (
     AwaitChildren,
     ContinueLater,
+    JobContext,
     JobType,
     PermanentJobError,
     RetryableJobError,
@@ -186,6 +189,8 @@ class Worker:
             payload = job_type.payload_model.model_validate(job.payload)
         except registry.NotRegisteredError:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
+        except registry.UnusableTypeError as error:
+            return self._dead(message, job, str(error))
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
         admission = self._limits.admit(job, job_type)
@@ -208,19 +213,10 @@ class Worker:
         place: Place | None,
     ) -> MessageResult:
         recorded = Recorded()
-        context = self._capabilities.context(
-            job_id=job.job_id,
-            job_type=job.job_type,
-            owner=job.owner,
-            created_at=job.created_at,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            parent_id=job.parent_id,
-            remaining_ms=remaining_ms,
-            # attempts too: an item written before attemptTotal existed counts it from this claim
-            first_run=job.attempt_total == 1 and job.attempts == 1,
-            recorded=recorded,
-        )
+        try:
+            context = self._context(job, remaining_ms, recorded)
+        except registry.UnusableTypeError as error:  # its settings, read as its context is built
+            return self._dead(message, job, str(error))
         started = time.monotonic()
         try:
             result = job_type.run(payload, context)
@@ -234,6 +230,21 @@ class Worker:
             logger.exception("job raised an unexpected error; treating it as transient")
             return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
         return self._succeed(message, job, result, started, recorded, place)
+
+    def _context(self, job: Job, remaining_ms: Callable[[], int], recorded: Recorded) -> JobContext:
+        return self._capabilities.context(
+            job_id=job.job_id,
+            job_type=job.job_type,
+            owner=job.owner,
+            created_at=job.created_at,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            parent_id=job.parent_id,
+            remaining_ms=remaining_ms,
+            # attempts too: an item written before attemptTotal existed counts it from this claim
+            first_run=job.attempt_total == 1 and job.attempts == 1,
+            recorded=recorded,
+        )
 
     def _succeed(
         self,
