@@ -496,3 +496,17 @@ def test_the_apis_calls_on_the_schedules_table_are_all_in_its_role(pipeline: Pip
     # (TransactWriteItems names its tables per item, not here: infra/access.py authorises it per item.)
     assert {"dynamodb:Scan", "dynamodb:Query", "dynamodb:PutItem"} <= called
     assert called <= set(ACCESS["api"][Resource.SCHEDULES_TABLE])
+
+
+def test_a_cursor_naming_another_clients_partition_is_refused(pipeline: Pipeline) -> None:
+    """A list cursor is base64 JSON whose query tag anyone can compute; one that starts a client's Query
+    in another owner's partition is a ValidationException (a 500) in DynamoDB, where moto answers. Seen
+    failing (200) with `list_schedules`'s owner check removed."""
+    from lambdas.lifecycle import paging
+
+    create(pipeline, api_key_id="alice")
+    forged = paging.encode(paging.query_tag("schedules", OWNER), ["alice", "0"])
+
+    refused = pipeline.request("GET", f"/schedules?cursor={forged}")
+
+    assert (refused.status, refused.body["error"]["code"]) == (400, "invalid_cursor")
