@@ -15,7 +15,6 @@ from offload_cli.commands import _payload as read_payload
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target
 
-ACTIONS = ("create", "list", "show", "pause", "resume", "run", "delete")
 _CLIENT_HELP = "the operator's key: the client whose schedule(s) these are (its API key id, or IAM name)"
 
 

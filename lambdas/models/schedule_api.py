@@ -5,11 +5,11 @@ from typing import Any, Self
 from pydantic import Field
 
 from lambdas import config
-from lambdas.models.api import _Wire
 from lambdas.models.schedule import NEXT_SHOWN, Overlap, Schedule, ScheduleState
+from lambdas.models.wire import WireModel
 
 
-class ScheduledJob(_Wire):
+class ScheduledJob(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type.")
     payload: dict[str, Any] = Field(
         description="The job type's input; validated when the schedule is written."
@@ -17,7 +17,7 @@ class ScheduledJob(_Wire):
     max_attempts: int = Field(default=config.DEFAULT_MAX_ATTEMPTS, ge=1, le=config.MAX_ATTEMPTS_LIMIT)
 
 
-class CreateScheduleRequest(_Wire):
+class CreateScheduleRequest(WireModel):
     name: str = Field(min_length=1, max_length=128)
     expression: str = Field(
         min_length=1,
@@ -34,7 +34,7 @@ class CreateScheduleRequest(_Wire):
     state: ScheduleState = ScheduleState.ENABLED
 
 
-class UpdateScheduleRequest(_Wire):
+class UpdateScheduleRequest(WireModel):
     name: str | None = Field(default=None, min_length=1, max_length=128)
     expression: str | None = Field(default=None, min_length=1, max_length=256)
     time_zone: str | None = Field(default=None, min_length=1, max_length=64)
@@ -43,13 +43,13 @@ class UpdateScheduleRequest(_Wire):
     state: ScheduleState | None = None
 
 
-class ScheduleFiring(_Wire):
+class ScheduleFiring(WireModel):
     job_id: str
     scheduled_for: str = Field(description="The time of the firing that created the job.")
     status: str | None = Field(default=None, description="The job's status now (null once it expired).")
 
 
-class ScheduleView(_Wire):
+class ScheduleView(WireModel):
     schedule_id: str
     owner: str = Field(description="The client it belongs to: its API key id (with IAM callers, its name).")
     name: str
@@ -91,6 +91,6 @@ class ScheduleView(_Wire):
         )
 
 
-class SchedulePage(_Wire):
+class SchedulePage(WireModel):
     schedules: list[ScheduleView] = Field(description="Failing ones first within the page.")
     next_cursor: str | None = Field(default=None, description="The next page's cursor; null at the end.")

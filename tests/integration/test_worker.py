@@ -643,7 +643,7 @@ def test_an_operators_bulk_retry_is_run_by_the_worker(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
     """The ops job type is the lifecycle's own (`lifecycle/ops.py`), run by the worker with its store.
-    Broken line: `bulk.ops_job_type`'s `act(store, queue, context.job_id, context.attempt, ...)` without
+    Broken line: `bulk.ops_job_type`'s `run_ops_job(store, queue, context.job_id, context.attempt, ...)` without
     `context.attempt` (the bulk job raises, is retried, and goes dead having retried nothing); first
     seen against the same break in the former `WorkerCapabilities._bulk_action`."""
     dead = store.put_new(NewJob(job_id="gone", job_type="test_echo", payload={}, max_attempts=1, owner="a"))
