@@ -19,7 +19,7 @@ from typing import Any
 
 from lambdas.store import clients, codec, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
-from lambdas.store.expressions import marshal
+from lambdas.store.expressions import marshal, unmarshal
 
 SAMPLE_SIZE = 5
 HELD, SAMPLE, WINDOW_ENDS, SENDING_UNTIL, TIMER = "held", "sample", "windowEnds", "sendingUntil", "timer"
@@ -173,7 +173,7 @@ class AlertGroups:
 def _state(item: Mapping[str, Any] | None) -> GroupState:
     if not item:
         return GroupState()
-    raw = codec.unmarshal(dict(item))
+    raw = unmarshal(dict(item))
     sending = raw.get(SENDING_UNTIL)
     return GroupState(
         held=int(raw.get(HELD, 0)),
