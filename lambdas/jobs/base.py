@@ -199,7 +199,8 @@ class ChildRef:
 class JobType(Generic[P]):
     name: str
     payload_model: type[P]
-    run: Callable[[P, JobContext], Any]
+    # `run(payload, context)`; a workflow's is `run(payload, flow)` (a `lambdas.workflows.Flow`).
+    run: Callable[[P, Any], Any]
     # Extra checks at submission beyond the model (for example DNS look-ups); raise InvalidPayloadError.
     check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
@@ -214,3 +215,6 @@ class JobType(Generic[P]):
     settings_model: type[BaseModel] | None = None
     secrets: tuple[str, ...] = ()
     function: WorkerFunction | None = None
+    # A workflow: `run(payload, flow)` runs on Lambda's durable execution engine (`lambdas/workflows/`),
+    # its steps checkpointed, sleeping and waiting for events without running (docs/job-types.md).
+    workflow: bool = False
