@@ -6,8 +6,7 @@ is replayed; the pause and the wait for the app's `converted` event cost no comp
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdas.jobs.base import JobContext, JobType, RetryableJobError
-from lambdas.workflows import Flow
+from lambdas.jobs.base import Flow, JobContext, JobType, RetryableJobError
 
 
 class OnboardingPayload(BaseModel):

@@ -18,7 +18,8 @@ from aws_durable_execution_sdk_python import durable_execution
 from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
 
 from lambdas.jobs.base import JobType
-from lambdas.workflows import Begun, StepStatus, WorkflowGone, run_workflow
+from lambdas.lifecycle.workflows.execution import Begun, run_workflow
+from lambdas.lifecycle.workflows.journal import StepStatus, WorkflowGone
 
 ONBOARDING = Path(__file__).resolve().parents[2] / "examples" / "workflow_jobs" / "onboarding.py"
 
@@ -82,8 +83,8 @@ class RecordingRuntime:
     def step_started(self, name: str, attempt: int) -> None:
         self.journal.append(("started", name, attempt))
 
-    def step_ended(self, name: str, status: StepStatus, attempt: int, error: str | None = None) -> None:
-        self.journal.append((status.value, name, attempt, error))
+    def step_ended(self, name: str, status: StepStatus, error: str | None = None) -> None:
+        self.journal.append((status.value, name, error))
 
     def sleeping(self, name: str, seconds: int) -> None:
         self.journal.append(("sleeping", name, seconds))
@@ -123,3 +124,32 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 20) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.02)
+
+
+@contextmanager
+def local_workflows(monkeypatch: Any, env: Mapping[str, str]) -> Iterator[Any]:
+    """The worker and the API reach the durable SDK's local engine (`local_runtime/durable.py`) where
+    on AWS they call Lambda: the worker's LambdaStarter starts, the API's LambdaEngine completes and
+    stops executions of the real durable handler there. The onboarding example is registered."""
+    import boto3
+
+    from lambdas.handlers import workflow
+    from lambdas.jobs import registry
+    from lambdas.lifecycle.workflows.engine import LambdaEngine
+    from lambdas.lifecycle.workflows.start import LambdaStarter
+    from local_runtime.durable import LocalDurableFunctions
+    from local_runtime.template.resources import verify_email_identity
+
+    registry.register(onboarding_module().JOB_TYPE)
+    monkeypatch.setenv("WORKFLOW_FUNCTION", "workflows-live")
+    verify_email_identity(boto3.client, env["SENDER_EMAIL"])
+    engine = LocalDurableFunctions(workflow.handler)
+    monkeypatch.setattr(LambdaStarter, "start", lambda self, name, payload: engine.start(name, payload))
+    monkeypatch.setattr(
+        LambdaEngine, "complete", lambda self, callback, result: engine.complete(callback, result)
+    )
+    monkeypatch.setattr(LambdaEngine, "stop", lambda self, arn, reason: engine.stop(arn, reason))
+    try:
+        yield engine
+    finally:
+        engine.close()

@@ -61,7 +61,7 @@ def test_a_retryable_step_is_retried_by_the_engine_with_its_own_attempts() -> No
     welcome = [entry for entry in runtime.journal if entry[1:2] == ("welcome",)]
     assert [entry[0] for entry in welcome] == ["started", "failed", "started", "failed", "started", "done"]
     assert [entry[2] for entry in welcome if entry[0] == "started"] == [1, 2, 3]
-    assert welcome[1][3] == "email not sent: SES is unavailable"
+    assert welcome[1][2] == "email not sent: SES is unavailable"
 
 
 def test_a_step_out_of_attempts_ends_the_workflow_dead() -> None:

@@ -19,14 +19,10 @@ from aws_durable_execution_sdk_python.config import Duration, StepConfig
 from aws_durable_execution_sdk_python.retries import RetryDecision
 
 from lambdas.jobs.base import JobContext, JobError, JobType
-from lambdas.workflows.flow import Flow
-from lambdas.workflows.journal import Journal
+from lambdas.lifecycle.workflows.flow import DurableFlow
+from lambdas.lifecycle.workflows.journal import Journal, WorkflowGone
 
 END_STEP = "offload:end"
-
-
-class WorkflowGone(Exception):
-    """The job is no longer this execution's to run (cancelled, or ended by an operator)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,7 @@ def run_workflow(event: Mapping[str, Any], durable: DurableContext, runtime: Wor
         begun = runtime.begin(job_id)
     except WorkflowGone:
         return None
-    flow = Flow(durable, begun.context, begun.journal, runtime.backoff)
+    flow = DurableFlow(durable, begun.context, begun.journal, runtime.backoff)
     try:
         result = begun.job_type.run(begun.payload, flow)
     except (JobError, DurableOperationError) as error:

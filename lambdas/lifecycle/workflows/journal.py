@@ -8,21 +8,21 @@ from enum import StrEnum
 from typing import Protocol
 
 
+class WorkflowGone(Exception):
+    """The job is no longer this execution's to run (a caller cancelled it): nothing more is written
+    and no later step runs."""
+
+
 class StepStatus(StrEnum):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"  # this attempt failed; the SDK retries it unless it was the last or permanent
 
 
-class WaitKind(StrEnum):
-    SLEEP = "sleep"
-    EVENT = "event"
-
-
 class Journal(Protocol):
     def step_started(self, name: str, attempt: int) -> None: ...
 
-    def step_ended(self, name: str, status: StepStatus, attempt: int, error: str | None = None) -> None: ...
+    def step_ended(self, name: str, status: StepStatus, error: str | None = None) -> None: ...
 
     def sleeping(self, name: str, seconds: int) -> None: ...
 

@@ -27,7 +27,7 @@ from aws_durable_execution_sdk_python.types import WaitForCallbackContext
 
 from lambdas.jobs.base import JobContext, PermanentJobError, RetryableJobError, RetryLater
 from lambdas.lifecycle.backoff import retry_delay
-from lambdas.workflows.journal import Journal, StepStatus
+from lambdas.lifecycle.workflows.journal import Journal, StepStatus, WorkflowGone
 
 # The SDK refuses a wait shorter than a second; a retry's delay is a wait too.
 _MIN_DELAY_SECONDS = 1
@@ -48,9 +48,8 @@ def job_backoff(base_seconds: float, cap_seconds: float) -> Backoff:
     return delay
 
 
-class Flow:
-    """What `run(payload, flow)` of a workflow type may do; `flow.context` is the job's context (secrets,
-    settings, email...), for its steps to use."""
+class DurableFlow:
+    """`lambdas.jobs.base.Flow` on the SDK's `DurableContext`."""
 
     def __init__(
         self, durable: DurableContext, context: JobContext, journal: Journal, backoff: Backoff
@@ -58,7 +57,11 @@ class Flow:
         self._durable = durable
         self._journal = journal
         self._backoff = backoff
-        self.context = context
+        self._context = context
+
+    @property
+    def context(self) -> JobContext:
+        return self._context
 
     def step(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         def body(step: StepContext) -> Any:
@@ -67,9 +70,9 @@ class Flow:
                 result = fn(*args)
                 _checkpointable(name, result)
             except Exception as error:
-                self._journal.step_ended(name, StepStatus.FAILED, step.attempt, _describe(error))
+                self._journal.step_ended(name, StepStatus.FAILED, _describe(error))
                 raise
-            self._journal.step_ended(name, StepStatus.DONE, step.attempt)
+            self._journal.step_ended(name, StepStatus.DONE)
             return result
 
         config = StepConfig(retry_strategy=self._retry_strategy)
@@ -99,7 +102,7 @@ class Flow:
         return None if raw is None else json.loads(raw)
 
     def _retry_strategy(self, error: Exception, attempts_made: int) -> RetryDecision:
-        if isinstance(error, PermanentJobError) or attempts_made >= self.context.max_attempts:
+        if isinstance(error, PermanentJobError | WorkflowGone) or attempts_made >= self._context.max_attempts:
             return RetryDecision.no_retry()
         if isinstance(error, RetryLater):
             delay = error.seconds
