@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from aws_durable_execution_sdk_python.exceptions import InvocationError
 from aws_durable_execution_sdk_python.execution import InvocationStatus
 from pydantic import BaseModel
 
@@ -150,3 +151,40 @@ def test_a_workflow_gone_before_it_begins_ends_without_a_write() -> None:
     assert result.status is InvocationStatus.SUCCEEDED
     assert runtime.emails == []
     assert runtime.ended == []
+
+
+class CrashingAfterFirstStep(RecordingRuntime):
+    """Its invocation dies once, right after the welcome step's result was checkpointed."""
+
+    crashed = False
+
+    def sleeping(self, name: str, seconds: int) -> None:
+        if not self.crashed:
+            self.crashed = True
+            # What Lambda sees of a process killed mid-invocation: the invocation failed, and it is
+            # invoked again; the SDK raises InvocationError for exactly that.
+            raise InvocationError("the function's process was killed")
+        super().sleeping(name, seconds)
+
+
+def test_a_step_finished_before_a_crash_is_not_run_again_when_the_workflow_resumes() -> None:
+    """The invocation dies after the welcome step; the engine invokes the function again, the workflow
+    replays, and the welcome returns its recorded result without a second email. Seen failing with
+    `Flow.step` calling `body` itself instead of `self._durable.step(...)` (two welcomes)."""
+    runtime = CrashingAfterFirstStep(onboarding_module().JOB_TYPE, {**FAST, "convertWithinSeconds": 1})
+    with engine(runtime) as runner:
+        result = runner.wait_for_result(start(runner), timeout=60)
+    assert runtime.crashed
+    assert result.status is InvocationStatus.SUCCEEDED
+    assert runtime.subjects() == ["Welcome!", "Need a hand?"]
+    assert runtime.ended == [("done", {"welcome": "message-1", "followUp": "message-2"})]
+
+
+def test_the_docs_show_the_onboarding_example_as_it_is() -> None:
+    """docs/job-types.md's workflow example is the file the tests run, line for line."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "job-types.md").read_text()
+    shown = doc.split("## Workflows", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown.strip() in (root / "examples" / "workflow_jobs" / "onboarding.py").read_text()
