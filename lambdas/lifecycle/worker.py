@@ -4,7 +4,9 @@ Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
-- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts;
+- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
+  this function cannot run (unknown here, its module does not import, its settings missing) dies too,
+  at once: no retry fixes the function's code or environment;
 - wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`) or raised `RetryLater`: back to
   `pending` without spending an attempt, saying what it waits for (`waitingFor`), in a fresh message
   delayed until then (at most 900 s a message: a longer wait is a chain of them), and this one deleted,
@@ -43,7 +45,7 @@ from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
-from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
+from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -120,8 +122,6 @@ class Worker:
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
         self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
-        # The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
-        self._ops = ops_job_type(store, queue)
         self._workflows = workflows
 
     def process_batch(
@@ -178,14 +178,23 @@ class Worker:
             return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
         return self._run(message, job, remaining_ms, place)
 
+    def _ops(self) -> JobType[Any]:
+        """The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
+        Imported by the first ops job: only they need the listing and the API models."""
+        from lambdas.lifecycle.bulk import ops_job_type
+
+        return ops_job_type(self._store, self._queue)
+
     def _run(
         self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int], place: Place | None
     ) -> MessageResult:
         try:
-            job_type: JobType[Any] = self._ops if job.job_type == OPS_TYPE else registry.get(job.job_type)
+            job_type: JobType[Any] = self._ops() if job.job_type == OPS_TYPE else registry.get(job.job_type)
             payload = job_type.payload_model.model_validate(job.payload)
         except registry.NotRegisteredError:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
+        except registry.UnusableTypeError as error:
+            return self._dead(message, job, str(error))
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
         if job_type.workflow:
@@ -210,7 +219,10 @@ class Worker:
         place: Place | None,
     ) -> MessageResult:
         recorded = Recorded()
-        context = self._capabilities.context(job, remaining_ms, recorded)
+        try:
+            context = self._capabilities.context(job, remaining_ms, recorded)
+        except registry.UnusableTypeError as error:  # its settings, read as its context is built
+            return self._dead(message, job, str(error))
         started = time.monotonic()
         try:
             result = job_type.run(payload, context)

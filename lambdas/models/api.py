@@ -4,25 +4,17 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AwareDatetime, Field, model_validator
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Attempt, Job, JobAction, JobStatus, WorkflowStep
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
+from lambdas.models.wire import WireModel
 
 
-class _Wire(BaseModel):
-    # defer_build: most of these serve routes an api instance may never be asked (lists, stats, bulk),
-    # so each validator is built on its first use rather than with the module.
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
-    )
-
-
-class SubmitJobRequest(_Wire):
+class SubmitJobRequest(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type, e.g. send_email.")
     payload: dict[str, Any] = Field(description="The job type's input; validated against that type's model.")
     max_attempts: int = Field(
@@ -52,13 +44,13 @@ class SubmitJobRequest(_Wire):
         return self
 
 
-class RescheduleRequest(_Wire):
+class RescheduleRequest(WireModel):
     run_at: AwareDatetime = Field(
         description="The new start time (RFC 3339 with a UTC offset; up to a year ahead; a past time runs now)."
     )
 
 
-class EventRequest(_Wire):
+class EventRequest(WireModel):
     name: str = Field(
         min_length=1,
         max_length=128,
@@ -68,17 +60,17 @@ class EventRequest(_Wire):
     data: Any = Field(default=None, description="Any JSON: what `wait_for_event` returns to the workflow.")
 
 
-class EventAccepted(_Wire):
+class EventAccepted(WireModel):
     job_id: str
     name: str = Field(description="The event's name, as the waiting workflow receives it.")
 
 
-class SubmitJobResponse(_Wire):
+class SubmitJobResponse(WireModel):
     job_id: str
     status: str
 
 
-class ChildrenView(_Wire):
+class ChildrenView(WireModel):
     total: int
     pending: int = Field(description="Children not finished yet.")
     delivered: int = Field(description="Children that succeeded (state `done`).")
@@ -86,7 +78,7 @@ class ChildrenView(_Wire):
     cancelled: int = Field(default=0, description="Children cancelled before they ran.")
 
 
-class WaitingForView(_Wire):
+class WaitingForView(WireModel):
     """Why a pending job has not run yet, and the earliest it will try again; or what a waiting workflow
     waits for, and until when. Waiting spends no attempt."""
 
@@ -115,7 +107,7 @@ class WaitingForView(_Wire):
         )
 
 
-class StepView(_Wire):
+class StepView(WireModel):
     """One step of a workflow (`flow.step`), as its last attempt left it."""
 
     name: str
@@ -130,7 +122,7 @@ class StepView(_Wire):
         return cls(**dataclasses.asdict(step))
 
 
-class HistoryEntry(_Wire):
+class HistoryEntry(WireModel):
     attempt: int = Field(description="Counts up across manual retries.")
     started_at: str
     ended_at: str | None = None
@@ -160,7 +152,7 @@ def history_of(job: Job) -> list[HistoryEntry]:
     return entries[-HISTORY_SHOWN:]
 
 
-class DownloadView(_Wire):
+class DownloadView(WireModel):
     key: str
     url: str = Field(description="Presigned URL: GET the file here until `expiresAt`.")
     expires_at: str = Field(
@@ -168,7 +160,7 @@ class DownloadView(_Wire):
     )
 
 
-class JobView(_Wire):
+class JobView(WireModel):
     job_id: str
     type: str
     status: str
@@ -272,7 +264,7 @@ def summary_fields(job: Job) -> dict[str, Any]:
     }
 
 
-class JobSummary(_Wire):
+class JobSummary(WireModel):
     job_id: str
     type: str
     status: str
@@ -289,12 +281,12 @@ class JobSummary(_Wire):
         return cls(**summary_fields(job))
 
 
-class JobPage(_Wire):
+class JobPage(WireModel):
     jobs: list[JobSummary]
     next_cursor: str | None
 
 
-class ChildSummary(_Wire):
+class ChildSummary(WireModel):
     job_id: str
     endpoint_id: str
     url: str
@@ -303,12 +295,12 @@ class ChildSummary(_Wire):
     last_error: str | None
 
 
-class ChildPage(_Wire):
+class ChildPage(WireModel):
     children: list[ChildSummary]
     next_cursor: str | None
 
 
-class DeliveryView(_Wire):
+class DeliveryView(WireModel):
     delivery_id: str
     endpoint_id: str
     attempt: int
@@ -326,12 +318,12 @@ class DeliveryView(_Wire):
         return cls(**{**fields, "outcome": attempt.outcome.value})
 
 
-class DeliveryPage(_Wire):
+class DeliveryPage(WireModel):
     deliveries: list[DeliveryView]
     next_cursor: str | None
 
 
-class BulkRequest(_Wire):
+class BulkRequest(WireModel):
     status: JobStatus | None = Field(
         default=None, description="Jobs in this status (default: dead for retry, pending for cancel)."
     )
@@ -342,11 +334,11 @@ class BulkRequest(_Wire):
     limit: int = Field(default=1000, ge=1, le=10_000, description="At most this many jobs are matched.")
 
 
-class ErrorDetail(_Wire):
+class ErrorDetail(WireModel):
     code: str
     message: str
     details: list[dict[str, Any]] | None = None
 
 
-class ErrorResponse(_Wire):
+class ErrorResponse(WireModel):
     error: ErrorDetail

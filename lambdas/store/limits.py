@@ -27,15 +27,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store import clients, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
-from lambdas.store.expressions import Query
+from lambdas.store.expressions import Query, marshal, unmarshal
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 # An acquire that lost the race for its item this many times waits a moment (many starts at once).
 _WRITE_TRIES = 8
 # A waiting entry older than this past its retry time is a job that went elsewhere (cancelled, retried).
@@ -115,7 +111,7 @@ class LimitStore:
                     if self._create(name, key, limit, job_id, attempt, now_ms, lease_seconds):
                         return Admitted()
                 continue  # it exists now: try the one write again
-            item = {k: _deserializer.deserialize(v) for k, v in seen.items()}
+            item = unmarshal(seen)
             refused = _refusal(item, limit, job_id, now_ms)
             if refused is not None:
                 self._note_waiting(name, key, job_id, refused.until)
@@ -287,7 +283,7 @@ class LimitStore:
         pages = self._ddb.get_paginator("query").paginate(**query.params())
         for page in pages:
             for raw in page["Items"]:
-                item = {k: _deserializer.deserialize(v) for k, v in raw.items()}
+                item = unmarshal(raw)
                 yield _state_of(name, item, limit, now_ms)
 
 
@@ -357,7 +353,7 @@ def _state_of(name: str, item: dict[str, Any], limit: Limit, now_ms: float) -> L
 
 
 def _marshal(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(_numbers(v)) for k, v in values.items()}
+    return marshal({k: _numbers(v) for k, v in values.items()})
 
 
 def _numbers(value: Any) -> Any:
