@@ -119,3 +119,39 @@ def test_the_workers_message_is_deleted_once_the_execution_started(pipeline: Pip
     response = pipeline.run_worker()
     assert response == {"batchItemFailures": []}
     assert pipeline.visible(pipeline.queue_url) == 0
+
+
+def test_a_step_failing_for_good_ends_the_workflow_dead_with_one_alert(
+    pipeline: Pipeline, engine: Any
+) -> None:
+    """A step's PermanentJobError: the job `dead` with the step's error and the step shown failed, its
+    letter in the DLQ, one alert. Seen failing with `StoreRuntime.fail`'s forward to the dead letters
+    dropped (no alert)."""
+    from pydantic import BaseModel
+
+    from lambdas.jobs import registry
+    from lambdas.jobs.base import Flow, JobType, PermanentJobError
+
+    class Empty(BaseModel):
+        pass
+
+    def refuse() -> None:
+        raise PermanentJobError("the account is closed")
+
+    def run(payload: Empty, flow: Flow) -> None:
+        flow.step("charge", refuse)
+
+    registry.register(JobType("test_refusing_workflow", Empty, run, workflow=True))
+    job_id = pipeline.submit("test_refusing_workflow", {})
+    pipeline.run_worker()
+    wait_until(lambda: status_of(pipeline, job_id) == "dead")
+    wait_until(lambda: pipeline.visible(pipeline.dlq_url) == 1)
+    pipeline.run_dead_letter()
+
+    job = pipeline.job(job_id)
+    assert job["lastError"] == "the account is closed"
+    assert [(s["name"], s["status"], s["error"]) for s in job["steps"]] == [
+        ("charge", "failed", "the account is closed")
+    ]
+    alerts = pipeline.alerts()
+    assert [(a["jobId"], a["jobType"]) for a in alerts] == [(job_id, "test_refusing_workflow")]
