@@ -49,12 +49,27 @@ class LocalDurableFunctions:
             return arn
 
     def complete(self, callback_id: str, result: bytes) -> None:
-        self._runner.send_callback_success(callback_id, result)
+        from aws_durable_execution_sdk_python_testing.exceptions import ResourceNotFoundException
+
+        from lambdas.lifecycle.workflows.engine import CallbackGoneError
+
+        try:
+            self._runner.send_callback_success(callback_id, result)
+        except ResourceNotFoundException as error:  # as Lambda's: the callback no longer waits
+            raise CallbackGoneError(str(error)) from None
 
     def stop(self, execution_arn: str, reason: str) -> None:
         from aws_durable_execution_sdk_python.lambda_service import ErrorObject
 
         self._runner._executor.stop_execution(execution_arn, ErrorObject.from_message(reason))
+
+    def pause(self, name: str) -> None:
+        """Hold the execution's next invocation (the engine's experimental pause): for tests of what a
+        caller meets while an execution has not caught up yet."""
+        self._runner.pause_execution(self._started[name][1])
+
+    def resume(self, name: str) -> None:
+        self._runner.resume_execution(self._started[name][1])
 
     def executions(self) -> int:
         """How many executions were started (for the rule above's test)."""

@@ -155,3 +155,26 @@ def test_a_step_failing_for_good_ends_the_workflow_dead_with_one_alert(
     ]
     alerts = pipeline.alerts()
     assert [(a["jobId"], a["jobType"]) for a in alerts] == [(job_id, "test_refusing_workflow")]
+
+
+def test_an_event_after_its_wait_ended_is_refused_not_an_error(pipeline: Pipeline, engine: Any) -> None:
+    """The wait's callback was completed (the engine has not replayed the workflow yet, so the job still
+    says it waits): a second event is 409 not_waiting, not a 500. Seen failing with `send_event`'s
+    `except CallbackGoneError` dropped (500)."""
+    from tests.support.stores import store_from_env
+
+    job_id = pipeline.submit("onboarding", FAST)
+    pipeline.run_worker()
+    wait_until(lambda: (pipeline.job(job_id).get("waitingFor") or {}).get("limit") == "event")
+    callback = store_from_env(pipeline.env).workflows().event_callback(job_id, "converted")
+    assert callback is not None
+    engine.pause(job_id)
+    engine.complete(callback, b'{"first": true}')
+    try:
+        answer = pipeline.request("POST", f"/jobs/{job_id}/events", {"name": "converted"})
+        assert answer.status == 409, answer.body
+        assert answer.body["error"]["code"] == "not_waiting"
+    finally:
+        engine.resume(job_id)
+    wait_until(lambda: status_of(pipeline, job_id) == "done")
+    assert pipeline.job(job_id)["result"]["converted"] == {"first": True}

@@ -14,7 +14,7 @@ from typing import Any
 
 from lambdas.lifecycle.errors import NotWaitingError
 from lambdas.lifecycle.reads import find_job
-from lambdas.lifecycle.workflows.engine import Engine
+from lambdas.lifecycle.workflows.engine import CallbackGoneError, Engine
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
@@ -26,7 +26,10 @@ def send_event(store: JobStore, engine: Engine, caller: Caller, job_id: str, nam
     callback = store.workflows().event_callback(job.job_id, name)
     if callback is None:
         raise NotWaitingError(f"job {job_id} is {job.status.value}, not waiting for event {name!r}")
-    engine.complete(callback, json.dumps(data).encode())
+    try:
+        engine.complete(callback, json.dumps(data).encode())
+    except CallbackGoneError:
+        raise NotWaitingError(f"job {job_id}'s wait for event {name!r} is over") from None
     logger.info("event sent", jobId=job.job_id, event=name)
 
 
