@@ -178,3 +178,49 @@ def test_an_event_after_its_wait_ended_is_refused_not_an_error(pipeline: Pipelin
         engine.resume(job_id)
     wait_until(lambda: status_of(pipeline, job_id) == "done")
     assert pipeline.job(job_id)["result"]["converted"] == {"first": True}
+
+
+def test_a_dead_workflows_retry_runs_it_again_from_its_first_step(pipeline: Pipeline, engine: Any) -> None:
+    """Retried by its client, a dead workflow runs in a new execution (the old name would find the
+    ended one) from its first step. Seen failing with `execution_name` ignoring `reopened_at` (the
+    retried job never leaves `processing`)."""
+    from pydantic import BaseModel
+
+    from lambdas.jobs import registry
+    from lambdas.jobs.base import Flow, JobType, PermanentJobError
+
+    class Empty(BaseModel):
+        pass
+
+    calls: list[str] = []
+
+    def first(tries: list[str]) -> str:
+        tries.append("first")
+        return "ok"
+
+    def second(tries: list[str]) -> str:
+        tries.append("second")
+        if tries.count("second") == 1:
+            raise PermanentJobError("not yet")
+        return "ok"
+
+    def run(payload: Empty, flow: Flow) -> str:
+        flow.step("first", first, calls)
+        return str(flow.step("second", second, calls))
+
+    registry.register(JobType("test_retried_workflow", Empty, run, workflow=True))
+    job_id = pipeline.submit("test_retried_workflow", {})
+    pipeline.run_worker()
+    wait_until(lambda: status_of(pipeline, job_id) == "dead")
+
+    assert pipeline.request("POST", f"/jobs/{job_id}/retry").status == 202
+    pipeline.run_worker()
+    wait_until(lambda: status_of(pipeline, job_id) == "done")
+
+    assert engine.executions() == 2
+    assert calls == ["first", "second", "first", "second"]
+    steps = pipeline.job(job_id)["steps"]
+    assert [(s["name"], s["status"], s["attempts"]) for s in steps] == [
+        ("first", "done", 1),
+        ("second", "done", 1),
+    ]
