@@ -136,13 +136,14 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),
         # /schedules: a create puts the schedule and counts it (TransactWriteItems: PutItem, UpdateItem), a
-        # delete deletes and uncounts it (DeleteItem, UpdateItem); reads are GetItem and Query, a change a
-        # conditional PutItem, a run now records its job (UpdateItem).
+        # delete deletes it, its fired item and uncounts it (DeleteItem, UpdateItem); reads are Query (a
+        # schedule with its fired item; a client's page) and Scan (the operator's page of every client's),
+        # a change a conditional PutItem, a run now records its job (UpdateItem).
         Resource.SCHEDULES_TABLE: (
             "dynamodb:DeleteItem",
-            "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:Query",
+            "dynamodb:Scan",
             "dynamodb:UpdateItem",
         ),
         # POST /jobs/{jobId}/events completes a waiting workflow's callback; a cancel stops its execution.
@@ -181,11 +182,12 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
-    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
-    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    # a tick reads every schedule's timing (Scan), a due schedule with its fired item (Query) and the
+    # schedule's last job (GetItem), puts the job (conditional PutItem) and sends it, and records the firing,
+    # its owner's day count or its error on small items of their own (UpdateItem).
     "schedules": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
