@@ -10,7 +10,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # No AWS calls at synth: keep the CDK CLI from probing instance metadata for credentials.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: venv test lint typecheck unit synth deploy run demo bench clean openapi mutate browser screenshot
+.PHONY: venv test lint typecheck unit synth diff deploy run demo bench clean openapi mutate browser screenshot
 
 venv: $(VENV)/.installed
 
@@ -73,11 +73,22 @@ browser: venv
 unit: venv
 	$(VENV)/bin/pytest tests/unit
 
-synth: venv node_modules/.installed
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk synth --quiet
+# STAGE=staging (dev, prod...) synthesizes, diffs and deploys the stack `Offload-staging`: every name
+# carries the stage, so stages live side by side in one account and region. No STAGE: the stack `Offload`.
+STAGE ?=
+CDK := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk $(if $(STAGE),-c stage=$(STAGE))
 
+synth: venv node_modules/.installed
+	$(CDK) synth --quiet
+
+diff: venv node_modules/.installed
+	$(CDK) diff
+
+# The outputs (the API's URL, the keys' ids) are written where `offload --outputs-file` reads them.
+# DEPLOY_ARGS adds cdk deploy's own options (a pipeline: --require-approval never).
+DEPLOY_ARGS ?=
 deploy: venv node_modules/.installed
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx cdk deploy
+	$(CDK) deploy --outputs-file cdk.out/outputs$(if $(STAGE),-$(STAGE)).json $(DEPLOY_ARGS)
 
 # The README's console screenshot: the console's overview test, writing docs/console.png.
 screenshot: venv node_modules/.installed browser

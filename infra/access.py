@@ -42,6 +42,9 @@ class Resource(StrEnum):
     SENDER_IDENTITY = "SES identities of senderEmail (FromAddress must be senderEmail)"
     LOG_GROUP = "the function's own log group"
     TRACES = "X-Ray (no resource-level permissions: *)"
+    WORKFLOW_ALIAS = "its group's workflow function, alias live"
+    OWN_EXECUTIONS = "its own durable executions (function:*)"
+    WORKFLOW_EXECUTIONS = "every workflow function's durable executions (function:*)"
 
 
 Access = Mapping[Resource, tuple[str, ...]]
@@ -88,18 +91,25 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),
         # /schedules: a create puts the schedule and counts it (TransactWriteItems: PutItem, UpdateItem), a
-        # delete deletes and uncounts it (DeleteItem, UpdateItem); reads are GetItem and Query, a change a
-        # conditional PutItem, a run now records its job (UpdateItem).
+        # delete deletes it, its fired item and uncounts it (DeleteItem, UpdateItem); reads are Query (a
+        # schedule with its fired item; a client's page) and Scan (the operator's page of every client's),
+        # a change a conditional PutItem, a run now records its job (UpdateItem).
         Resource.SCHEDULES_TABLE: (
             "dynamodb:DeleteItem",
-            "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:Query",
+            "dynamodb:Scan",
             "dynamodb:UpdateItem",
+        ),
+        # POST /jobs/{jobId}/events completes a waiting workflow's callback; a cancel stops its execution.
+        Resource.WORKFLOW_EXECUTIONS: (
+            "lambda:SendDurableExecutionCallbackSuccess",
+            "lambda:StopDurableExecution",
         ),
         **_EVERY_FUNCTION,
     },
-    # A worker group's row is `worker_access(...)`: WORKER below, and what its types declare.
+    # A worker group's row is `worker_access(...)`: WORKER below, and what its types declare; its
+    # durable function's (workflow types) is `workflow_access(...)`: WORKFLOW below, and the same.
     # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read
     # a finished fan-out's children for its alert (BatchGetItem), claim and record the alert (UpdateItem);
     # publishing to an encrypted topic needs a data key from the topic's key.
@@ -119,11 +129,12 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
-    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
-    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    # a tick reads every schedule's timing (Scan), a due schedule with its fired item (Query) and the
+    # schedule's last job (GetItem), puts the job (conditional PutItem) and sends it, and records the firing,
+    # its owner's day count or its error on small items of their own (UpdateItem).
     "schedules": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
@@ -143,6 +154,18 @@ WORKER: Final[Access] = {
 }
 
 
+# A group's durable function, for its workflow types: writes the job's steps, waits and end (UpdateItem,
+# GetItem), sends it on (SendMessage), forwards a dead one to its DLQ, and checkpoints its own executions
+# (what the durable SDK calls). No queue poller: the worker invokes it.
+WORKFLOW: Final[Access] = {
+    Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:UpdateItem"),
+    Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+    Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
+    Resource.OWN_EXECUTIONS: ("lambda:CheckpointDurableExecution", "lambda:GetDurableExecutionState"),
+    **_EVERY_FUNCTION,
+}
+
+
 class Need(StrEnum):
     """What a worker group's types need beyond `Capability`: their declared secrets and limits, the
     lifecycle's own ops jobs (the shared worker's), and the stack-wide signing secret (upgraded stacks)."""
@@ -151,6 +174,7 @@ class Need(StrEnum):
     LIMITS = "limits"
     OPS = "ops"
     SHARED_SIGNING_SECRET = "shared signing secret"  # noqa: S105 (a need's name, not a password)
+    WORKFLOWS = "workflows"  # the group runs workflow types: its worker starts their executions
 
 
 CAPABILITIES: Final[Mapping[Capability | Need, Access]] = {
@@ -182,6 +206,8 @@ CAPABILITIES: Final[Mapping[Capability | Need, Access]] = {
     },
     # Upgraded stacks (webhookSecretsStartShared): the first secret of the clients it names is the stack-wide one.
     Need.SHARED_SIGNING_SECRET: {Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",)},
+    # a workflow job's execution starts by an asynchronous Invoke of its group's alias, nothing else.
+    Need.WORKFLOWS: {Resource.WORKFLOW_ALIAS: ("lambda:InvokeFunction",)},
 }
 
 
@@ -197,6 +223,12 @@ def merged(*rows: Access) -> dict[Resource, tuple[str, ...]]:
 def worker_access(needs: Iterable[Capability | Need]) -> dict[Resource, tuple[str, ...]]:
     """A worker group's row: running its jobs, and what its types' declarations need."""
     return merged(WORKER, *(CAPABILITIES[need] for need in needs))
+
+
+def workflow_access(needs: Iterable[Capability | Need]) -> dict[Resource, tuple[str, ...]]:
+    """A group's durable function's row: running its workflow jobs, and what its types' declarations
+    need (the ops jobs' and the alias' excepted: those are the worker's)."""
+    return merged(WORKFLOW, *(CAPABILITIES[n] for n in needs if n not in (Need.OPS, Need.WORKFLOWS)))
 
 
 def grant(
@@ -227,6 +259,7 @@ def markdown_table() -> str:
     every: list[tuple[str, Access]] = [
         *((f"`{f}`", a) for f, a in ACCESS.items()),
         ("`worker`, every group", WORKER),
+        ("`workflow`, every group's", WORKFLOW),
     ]
     for function, access in every:
         for resource, actions in access.items():

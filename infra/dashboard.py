@@ -15,7 +15,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra.monitoring import service_metric
+from infra.monitoring import metrics_namespace, service_metric
 from infra.queues import JobQueues
 from lambdas import config
 
@@ -72,7 +72,7 @@ class OperationsDashboard(Construct):
                 sort_by=cloudwatch.AlarmStatusWidgetSortBy.STATE_UPDATED_TIMESTAMP,
             )
         )
-        self.dashboard.add_widgets(*_job_widgets())
+        self.dashboard.add_widgets(*_job_widgets(self))
         self.dashboard.add_widgets(*_queue_widgets(queues))
         self.dashboard.add_widgets(*_function_widgets(functions))
         self.dashboard.add_widgets(*_api_widgets(api_stage))
@@ -96,19 +96,26 @@ def _graph(
     )
 
 
-def _job_widgets() -> list[cloudwatch.IWidget]:
-    counts = [service_metric(name, PERIOD).with_(label=label) for name, label in JOB_COUNTS]
+def _job_widgets(scope: Construct) -> list[cloudwatch.IWidget]:
+    counts = [service_metric(scope, name, PERIOD).with_(label=label) for name, label in JOB_COUNTS]
     return [
         _graph("Jobs per minute", counts, per_row=2, unit="jobs"),
-        _graph("Job duration by type (ms)", _durations_by_type(), per_row=2, unit="ms"),
-        _graph("Jobs sent back to wait on a limit, by type", [_deferred_by_type()], per_row=1, unit="jobs"),
+        _graph(
+            "Job duration by type (ms)", _durations_by_type(metrics_namespace(scope)), per_row=2, unit="ms"
+        ),
+        _graph(
+            "Jobs sent back to wait on a limit, by type",
+            [_deferred_by_type(metrics_namespace(scope))],
+            per_row=1,
+            unit="jobs",
+        ),
     ]
 
 
-def _deferred_by_type() -> cloudwatch.IMetric:
+def _deferred_by_type(namespace: str) -> cloudwatch.IMetric:
     """How many jobs of each type went back to wait (over a limit, or RetryLater) per minute: a type
     whose line stays high is held back by its limit (GET /limits says which key)."""
-    schema = f"{{{config.METRICS_NAMESPACE},jobType,service}}"
+    schema = f"{{{namespace},jobType,service}}"
     query = f'{schema} MetricName="{config.METRIC_DEFERRED}" service="{config.SERVICE_NAME}"'
     return cloudwatch.SearchExpression(
         expression=f"SEARCH('{query}', 'Sum', {int(PERIOD.to_seconds())})",
@@ -117,11 +124,11 @@ def _deferred_by_type() -> cloudwatch.IMetric:
     )
 
 
-def _durations_by_type() -> list[cloudwatch.IMetric]:
+def _durations_by_type(namespace: str) -> list[cloudwatch.IMetric]:
     """One line per job type and percentile. A search rather than a list of types, so a type added
     later (docs/job-types.md) shows up without touching the stack. The worker emits the duration with
     exactly the dimensions `service` and `jobType` (lambdas/handlers/worker.py)."""
-    schema = f"{{{config.METRICS_NAMESPACE},jobType,service}}"
+    schema = f"{{{namespace},jobType,service}}"
     query = f'{schema} MetricName="{config.METRIC_DURATION}" service="{config.SERVICE_NAME}"'
     return [
         cloudwatch.SearchExpression(

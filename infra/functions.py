@@ -19,13 +19,24 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.access import ACCESS, CAPABILITIES, Access, Need, Resource, grant, merged, worker_access
+from infra.access import (
+    ACCESS,
+    CAPABILITIES,
+    Access,
+    Need,
+    Resource,
+    grant,
+    merged,
+    worker_access,
+    workflow_access,
+)
 from infra.access import WORKER as WORKER_ACCESS
+from infra.access import WORKFLOW as WORKFLOW_ACCESS
 from infra.environment import environment_for
 from infra.job_secrets import JobSecrets
 from infra.job_types import JobTypeCatalog, WorkerGroup
 from infra.keys import ApiKeys
-from infra.monitoring import Alerts, WatchedFunctions
+from infra.monitoring import Alerts, WatchedFunctions, metrics_namespace
 from infra.nag import acknowledge, arn_of
 from infra.queues import JobQueues
 from infra.settings import (
@@ -66,7 +77,10 @@ class FunctionSpec:
 
     @property
     def access(self) -> Access:
-        return ACCESS.get(self.entry_point, WORKER_ACCESS)
+        """Its row of the access table; a worker's and a durable function's: what every group's holds."""
+        return ACCESS.get(self.entry_point) or {"workflow": WORKFLOW_ACCESS}.get(
+            self.entry_point, WORKER_ACCESS
+        )
 
 
 API: Final = FunctionSpec(
@@ -107,6 +121,17 @@ SCHEDULES: Final = FunctionSpec(
     config.SCHEDULES_TIMEOUT_SECONDS,
 )
 SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY, SCHEDULES)
+# A worker group's durable function, for its workflow types: an invocation runs until the workflow's
+# next sleep or wait (or its end), so it has the group worker's timeout and memory (`workflow_spec`).
+WORKFLOW: Final = FunctionSpec(
+    "Workflow",
+    "workflow",
+    "offload workflows: runs the workflow types' durable executions",
+    (WorkerSettings,),
+    config.WORKER_TIMEOUT_SECONDS,
+    WORKER_MEMORY_MB,
+)
+WORKFLOW_ALIAS: Final = "live"
 
 
 class ResourceOwner(Protocol):
@@ -117,7 +142,13 @@ class ServiceFunction(Construct):
     """A function of this service: its own role and log group, tracing on, Powertools configured."""
 
     def __init__(
-        self, scope: Construct, spec: FunctionSpec, *, code: lambda_.Code, environment: Mapping[str, str]
+        self,
+        scope: Construct,
+        spec: FunctionSpec,
+        *,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        durable: lambda_.DurableConfig | None = None,
     ) -> None:
         super().__init__(scope, spec.construct_id)
         # A role per function, and no managed policy: each one holds exactly its row of the access table.
@@ -151,9 +182,10 @@ class ServiceFunction(Construct):
             timeout=Duration.seconds(spec.timeout_seconds),
             memory_size=spec.memory_mb,
             tracing=lambda_.Tracing.ACTIVE,
+            durable_config=durable,
             environment={
                 "POWERTOOLS_SERVICE_NAME": config.SERVICE_NAME,
-                "POWERTOOLS_METRICS_NAMESPACE": config.METRICS_NAMESPACE,
+                "POWERTOOLS_METRICS_NAMESPACE": metrics_namespace(self),
                 "POWERTOOLS_LOG_LEVEL": LOG_LEVEL,
                 **environment,
             },
@@ -187,6 +219,7 @@ class Functions(Construct):
         shared: tuple[ResourceOwner, ...] = (tables, storage, alerts, SenderIdentity(self, settings))
         built: dict[str, ServiceFunction] = {}
         self.workers: dict[str, ServiceFunction] = {}  # by group suffix, the shared worker's ""
+        self.workflows: dict[str, ServiceFunction] = {}  # the groups' with workflow types, by suffix
         for spec in SPECS:
             for group in groups if spec is WORKER else (None,):
                 own = worker_spec(group) if group is not None else spec
@@ -199,12 +232,27 @@ class Functions(Construct):
                 )
                 names = catalog.secrets_of(group.types) if group is not None else ()
                 access = _access(own, group, catalog, settings)
+                needs = _needs(group, catalog, settings) if group is not None else []
                 for owner in (*shared, queues.of(group.suffix if group else ""), secrets.of(names)):
                     owner.grant_access(function.role, access)
                 built[own.construct_id] = function
                 if group is not None:
                     self.workers[group.suffix] = function
+                    if catalog.workflows_of(group.types):
+                        self.workflows[group.suffix] = self._workflow_function(
+                            group,
+                            function,
+                            code,
+                            environment,
+                            (*shared, queues.of(group.suffix)),
+                            secrets,
+                            catalog,
+                            (access, workflow_access(needs)),
+                        )
         self.api = built[API.construct_id]
+        if self.workflows:
+            executions = [f"{f.function.function_arn}:*" for f in self.workflows.values()]
+            grant(self.api.role, API.access, {Resource.WORKFLOW_EXECUTIONS: executions})
         self.worker = self.workers[""]
         self.dead_letter = built[DEAD_LETTER.construct_id]
         self.recovery = built[RECOVERY.construct_id]
@@ -230,16 +278,53 @@ class Functions(Construct):
             {suffix: f.function for suffix, f in self.workers.items() if suffix},
         )
 
+    def _workflow_function(
+        self,
+        group: WorkerGroup,
+        worker: ServiceFunction,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        owners: Sequence[ResourceOwner],
+        secrets: JobSecrets,
+        catalog: JobTypeCatalog,
+        access: tuple[Access, Access],
+    ) -> ServiceFunction:
+        """The group's durable function and its alias; the group's worker may invoke that alias only.
+        `access`: the worker's and the durable function's, both from the group's types' declarations."""
+        worker_access_, own_access = access
+        spec = workflow_spec(group)
+        durable = lambda_.DurableConfig(
+            execution_timeout=Duration.seconds(config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS),
+            retention_period=Duration.days(config.WORKFLOW_RETENTION_DAYS),
+        )
+        function = ServiceFunction(
+            self, spec, code=code, environment=environment_for(spec.settings, environment), durable=durable
+        )
+        for owner in (*owners, secrets.of(catalog.secrets_of(group.types))):
+            owner.grant_access(function.role, own_access)
+        grant(function.role, own_access, {Resource.OWN_EXECUTIONS: f"{function.function.function_arn}:*"})
+        alias = lambda_.Alias(
+            function, "Alias", alias_name=WORKFLOW_ALIAS, version=function.function.current_version
+        )
+        grant(worker.role, worker_access_, {Resource.WORKFLOW_ALIAS: alias.function_arn})
+        worker.function.add_environment(config.ENV_WORKFLOW_FUNCTION, alias.function_arn)
+        return function
+
 
 def _access(
     spec: FunctionSpec, group: WorkerGroup | None, catalog: JobTypeCatalog, settings: Settings
 ) -> Access:
     """What the function may do: its row of the access table; a worker's from its types' declarations."""
-    shared_secret = (Need.SHARED_SIGNING_SECRET,) if settings.webhook_secrets_start_shared else ()
     if group is None:
-        if spec is API and shared_secret:
+        if spec is API and settings.webhook_secrets_start_shared:
             return merged(spec.access, CAPABILITIES[Need.SHARED_SIGNING_SECRET])
         return spec.access
+    return worker_access(_needs(group, catalog, settings))
+
+
+def _needs(group: WorkerGroup, catalog: JobTypeCatalog, settings: Settings) -> list[Capability | Need]:
+    """What a group's types declare (`uses`, `secrets`, `limits`, `workflow`), and the shared group's ops
+    jobs: the capabilities of the access table its functions hold."""
     uses = catalog.uses_of(group.types)
     needs: list[Capability | Need] = [*uses]
     if catalog.secrets_of(group.types):
@@ -248,9 +333,11 @@ def _access(
         needs.append(Need.LIMITS)
     if group.shared:
         needs.append(Need.OPS)  # bulk_action, the lifecycle's own type, runs from the shared queue
-    if Capability.WEBHOOK_SIGNING in uses:
-        needs.extend(shared_secret)
-    return worker_access(needs)
+    if catalog.workflows_of(group.types):
+        needs.append(Need.WORKFLOWS)
+    if Capability.WEBHOOK_SIGNING in uses and settings.webhook_secrets_start_shared:
+        needs.append(Need.SHARED_SIGNING_SECRET)
+    return needs
 
 
 def _dashboard_name(construct_id: str) -> str:
@@ -269,6 +356,15 @@ def worker_spec(group: WorkerGroup) -> FunctionSpec:
         WORKER,
         construct_id=f"{WORKER.construct_id}{group.suffix}",
         description=f"offload worker: runs {', '.join(group.types)} from its own queue",
+        timeout_seconds=group.timeout_seconds,
+        memory_mb=group.memory_mb,
+    )
+
+
+def workflow_spec(group: WorkerGroup) -> FunctionSpec:
+    return dataclasses.replace(
+        WORKFLOW,
+        construct_id=f"{WORKFLOW.construct_id}{group.suffix}",
         timeout_seconds=group.timeout_seconds,
         memory_mb=group.memory_mb,
     )
@@ -330,6 +426,7 @@ def stack_environment(
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
         config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
+        config.ENV_ALERT_WINDOW_SECONDS: str(settings.alert_window_seconds),
         config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),
         config.ENV_THUMBNAIL_SIZES: ",".join(str(size) for size in settings.thumbnail_sizes),
         config.ENV_MAX_FILE_BYTES: str(config.MAX_FILE_BYTES),

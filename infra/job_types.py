@@ -73,6 +73,7 @@ class DeclaredType:
     settings: Mapping[str, Any] | None  # the context's values, checked against its settings_model
     uses: frozenset[Capability] = frozenset()
     limited: bool = False  # declares `limits`
+    workflow: bool = False  # runs in its group's durable function (lambdas/lifecycle/workflows/)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,11 @@ class JobTypeCatalog:
             suffix = f"{timeout}s{memory}MB" + (f"x{concurrency}" if concurrency else "")
             groups.append(WorkerGroup(suffix, timeout, memory, concurrency, tuple(sorted(names))))
         return tuple(groups)
+
+    def workflows_of(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The workflow types among `names`: a group with any gets a durable function."""
+        wanted = set(names)
+        return tuple(t.name for t in self.types if t.name in wanted and t.workflow)
 
     def settings_of(self, names: Iterable[str]) -> dict[str, Any]:
         wanted = set(names)
@@ -331,8 +337,9 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
         job_type.function,
         tuple(job_type.secrets),
         _settings(job_type, settings),
-        frozenset(Capability(c) for c in job_type.uses),
-        job_type.limits is not None,
+        uses=frozenset(Capability(c) for c in job_type.uses),
+        limited=job_type.limits is not None,
+        workflow=job_type.workflow,
     )
 
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
@@ -78,8 +79,28 @@ class WatchedFunctions:
     group_workers: Mapping[str, lambda_.IFunction]  # by group suffix: the workers besides the shared one
 
 
+RUNBOOKS = "docs/runbooks.md"
+
+
+class Runbook(StrEnum):
+    """The sections of docs/runbooks.md an alarm's description names (a worker group's alarm shares its
+    family's)."""
+
+    JOBS_DEAD = "jobs-dead"
+    WORKER_ERRORS = "worker-errors"
+    WORKER_THROTTLES = "worker-throttles"
+    DEAD_LETTER_ERRORS = "dead-letter-errors"
+    DEAD_LETTER_QUEUE_NOT_DRAINED = "dead-letter-queue-not-drained"
+    QUEUE_BACKLOG_AGE = "queue-backlog-age"
+    RECOVERY_ERRORS = "recovery-errors"
+    RECOVERY_SWEEPS_MISSING = "recovery-sweeps-missing"
+    SCHEDULE_TICKS_FAILED = "schedule-ticks-failed"
+    API_SERVER_ERROR_RATE = "api-server-error-rate"
+
+
 class Alarms(Construct):
-    """Alarms on every path where a job could be lost or stuck, each publishing to the alerts topic."""
+    """Alarms on every path where a job could be lost or stuck, each publishing to the alerts topic and
+    naming its runbook."""
 
     def __init__(
         self,
@@ -102,40 +123,54 @@ class Alarms(Construct):
         # counted by the functions themselves (EMF metric).
         self._any(
             "JobsDead",
-            service_metric(config.METRIC_DEAD, _PERIOD),
+            service_metric(self, config.METRIC_DEAD, _PERIOD),
             "At least one job exhausted its attempts and is dead.",
+            Runbook.JOBS_DEAD,
         )
-        for name, function, description in (
-            ("WorkerErrors", functions.worker, "Worker invocations failed as a whole (crash or timeout)."),
+        for name, function, description, runbook in (
+            (
+                "WorkerErrors",
+                functions.worker,
+                "Worker invocations failed as a whole (crash or timeout).",
+                Runbook.WORKER_ERRORS,
+            ),
             (
                 "DeadLetterErrors",
                 functions.dead_letter,
                 "The dead-letter consumer crashed or timed out: dead jobs may go unmarked and unalerted.",
+                Runbook.DEAD_LETTER_ERRORS,
             ),
             (
                 "RecoveryErrors",
                 functions.recovery,
                 "The recovery sweep failed: lost messages and crashed workers are not being repaired.",
+                Runbook.RECOVERY_ERRORS,
             ),
         ):
             self._any(
-                name, function.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM), description
+                name,
+                function.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
+                description,
+                runbook,
             )
         self._any(
             "WorkerThrottles",
             functions.worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
             "Worker invocations were throttled: account concurrency is short.",
+            Runbook.WORKER_THROTTLES,
         )
         for suffix, worker in functions.group_workers.items():
             self._any(
                 f"WorkerErrors{suffix}",
                 worker.metric_errors(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
                 f"Worker {suffix} invocations failed as a whole (crash or timeout).",
+                Runbook.WORKER_ERRORS,
             )
             self._any(
                 f"WorkerThrottles{suffix}",
                 worker.metric_throttles(period=_PERIOD, statistic=cloudwatch.Stats.SUM),
                 f"Worker {suffix} invocations were throttled: account concurrency is short.",
+                Runbook.WORKER_THROTTLES,
             )
         self._sweep_alarm(settings)
         self._any(
@@ -145,6 +180,7 @@ class Alarms(Construct):
                 period=_PERIOD, statistic=cloudwatch.Stats.SUM
             ),
             "A tick of the recurring schedules failed after its retries: their firings of that minute made no job.",
+            Runbook.SCHEDULE_TICKS_FAILED,
         )
         self._alarm(
             "ApiServerErrorRate",
@@ -152,6 +188,7 @@ class Alarms(Construct):
             threshold=API_5XX_RATE,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             description=f"At least {API_5XX_RATE:.0%} of API requests answered 5xx: submissions may be failing.",
+            runbook=Runbook.API_SERVER_ERROR_RATE,
         )
         alerts.allow_alarms(self._arns)
 
@@ -173,6 +210,7 @@ class Alarms(Construct):
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=2,
             description="Messages stay on the dead-letter queue: the dead-letter function is failing or behind.",
+            runbook=Runbook.DEAD_LETTER_QUEUE_NOT_DRAINED,
         )
         self._alarm(
             f"QueueBacklogAge{suffix}",
@@ -184,6 +222,7 @@ class Alarms(Construct):
             evaluation_periods=2,
             description="A job message is older than the longest legitimate delay-plus-retry schedule "
             "(every retry waiting out the largest Retry-After honoured): the worker is not keeping up.",
+            runbook=Runbook.QUEUE_BACKLOG_AGE,
         )
 
     def _sweep_alarm(self, settings: Settings) -> None:
@@ -193,20 +232,22 @@ class Alarms(Construct):
         window = Duration.minutes(min(3 * settings.recovery_rate_minutes, _LONGEST_PERIOD_MINUTES))
         self._alarm(
             "RecoverySweepsMissing",
-            service_metric(config.METRIC_SWEEPS, window),
+            service_metric(self, config.METRIC_SWEEPS, window),
             threshold=1,
             comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             missing=cloudwatch.TreatMissingData.BREACHING,
             description="No recovery sweep finished in three scheduled periods: nothing repairs lost jobs.",
+            runbook=Runbook.RECOVERY_SWEEPS_MISSING,
         )
 
-    def _any(self, construct_id: str, metric: cloudwatch.IMetric, description: str) -> None:
+    def _any(self, construct_id: str, metric: cloudwatch.IMetric, description: str, runbook: Runbook) -> None:
         self._alarm(
             construct_id,
             metric,
             threshold=1,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             description=description,
+            runbook=runbook,
         )
 
     def _alarm(
@@ -217,6 +258,7 @@ class Alarms(Construct):
         threshold: float,
         comparison: cloudwatch.ComparisonOperator,
         description: str,
+        runbook: Runbook,
         evaluation_periods: int = 1,
         # No data mostly means no messages or no invocations: nothing is wrong.
         missing: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -233,7 +275,7 @@ class Alarms(Construct):
             evaluation_periods=evaluation_periods,
             datapoints_to_alarm=evaluation_periods,
             treat_missing_data=missing,
-            alarm_description=description,
+            alarm_description=f"{description} Runbook: {RUNBOOKS}#{runbook}",
         )
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
@@ -248,10 +290,15 @@ class Alarms(Construct):
         )
 
 
-def service_metric(name: str, period: Duration) -> cloudwatch.Metric:
-    """A count the functions emit (EMF, namespace and service dimension of lambdas.config)."""
+def metrics_namespace(scope: Construct) -> str:
+    """The functions' metrics namespace: the stack's name, so that each stage's alarms count its own."""
+    return Stack.of(scope).stack_name
+
+
+def service_metric(scope: Construct, name: str, period: Duration) -> cloudwatch.Metric:
+    """A count the functions emit (EMF, the stack's namespace and lambdas.config's service dimension)."""
     return cloudwatch.Metric(
-        namespace=config.METRICS_NAMESPACE,
+        namespace=metrics_namespace(scope),
         metric_name=name,
         dimensions_map={"service": config.SERVICE_NAME},
         statistic=cloudwatch.Stats.SUM,

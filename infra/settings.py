@@ -11,6 +11,10 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
 - ``recoveryRateMinutes``: how often the recovery sweep runs (1..1440).
 - ``backoffBaseSeconds`` / ``backoffCapSeconds``: retry backoff of failed jobs (1 <= base <= cap <= 43200,
   the longest visibility timeout SQS accepts).
+- ``stage``: a stage name in the stack's name (`Offload-staging`) and so in every name it makes; read by
+  infra/synth.py (lambdas.config.stack_name). Default: none, the stack `Offload`.
+- ``alertWindowSeconds``: dead jobs of one type and client raise at most one alert per window
+  (1..86400, default 300); the first death of a quiet type and client alerts at once.
 - ``thumbnailSizes``: edge lengths of generated thumbnails (16..4096 each), a list or "128,512".
 - ``apiRateLimit`` / ``apiBurstLimit``: steady requests per second and burst of the usage plan and stage.
 - ``apiQuotaPerDay``: requests one API key may make per day.
@@ -89,6 +93,7 @@ class Settings:
     recovery_rate_minutes: int = config.RECOVERY_RATE_MINUTES
     backoff_base_seconds: int = config.BACKOFF_BASE_SECONDS
     backoff_cap_seconds: int = config.BACKOFF_CAP_SECONDS
+    alert_window_seconds: int = config.ALERT_WINDOW_SECONDS
     thumbnail_sizes: tuple[int, ...] = config.THUMBNAIL_SIZES
     api_rate_limit: int = 50
     api_burst_limit: int = 100
@@ -133,6 +138,8 @@ class Settings:
             yield f"backoffBaseSeconds must be at least {config.MIN_BACKOFF_SECONDS}"
         if not self.backoff_base_seconds <= self.backoff_cap_seconds <= config.SQS_MAX_VISIBILITY_SECONDS:
             yield f"backoffCapSeconds must be backoffBaseSeconds..{config.SQS_MAX_VISIBILITY_SECONDS}"
+        if not 1 <= self.alert_window_seconds <= config.MAX_ALERT_WINDOW_SECONDS:
+            yield f"alertWindowSeconds must be 1..{config.MAX_ALERT_WINDOW_SECONDS}"
         if not 1 <= self.status_shards <= config.MAX_STATUS_SHARDS:
             yield f"statusShards must be 1..{config.MAX_STATUS_SHARDS}"
         if not 1 <= self.schedule_horizon_seconds <= config.MAX_DELAY_SECONDS:
@@ -389,6 +396,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "recoveryRateMinutes": ("recovery_rate_minutes", _int),
     "backoffBaseSeconds": ("backoff_base_seconds", _int),
     "backoffCapSeconds": ("backoff_cap_seconds", _int),
+    "alertWindowSeconds": ("alert_window_seconds", _int),
     "thumbnailSizes": ("thumbnail_sizes", _sizes),
     "apiRateLimit": ("api_rate_limit", _int),
     "apiBurstLimit": ("api_burst_limit", _int),

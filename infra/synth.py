@@ -4,6 +4,7 @@ The CDK context starts from cdk.json's, so an in-process synth sees the same fea
 """
 
 import json
+import re
 import tempfile
 from typing import Any, Final
 
@@ -40,8 +41,11 @@ def build_app(
         stack_traces=checks,
         tree_metadata=checks,
     )
+    stage = _stage(app.node.try_get_context(config.CONTEXT_STAGE))
     stack = OffloadStack(
-        app, config.STACK_ID, description="offload: async jobs over API Gateway, SQS and Lambda"
+        app,
+        config.stack_name(stage),
+        description=f"offload{f' ({stage})' if stage else ''}: async jobs over API Gateway, SQS and Lambda",
     )
     if checks:
         Validations.of(app).add_plugins(AwsSolutionsChecks(app))
@@ -54,6 +58,15 @@ def synthesize(context: dict[str, Any] | None = None, bundle: bool = False, *, c
     if not bundle:
         merged.update(SKIP_BUNDLING)
     with tempfile.TemporaryDirectory(prefix="offload-synth-") as outdir:
-        app, _ = build_app(merged, outdir=outdir, checks=checks)
-        template: dict = app.synth().get_stack_by_name(config.STACK_ID).template
+        app, stack = build_app(merged, outdir=outdir, checks=checks)
+        template: dict = app.synth().get_stack_by_name(stack.stack_name).template
         return template
+
+
+def _stage(raw: Any) -> str | None:
+    """CDK context `stage`: none (today's names) or a short lower-case name (dev, staging, prod)."""
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str) or not re.fullmatch(config.STAGE_PATTERN, raw):
+        raise ValueError(f"stage must match {config.STAGE_PATTERN} (dev, staging, prod), not {raw!r}")
+    return raw

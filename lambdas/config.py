@@ -19,6 +19,12 @@ ENV_JOBS_TABLE: Final = "JOBS_TABLE_NAME"
 ENV_DELIVERIES_TABLE: Final = "DELIVERIES_TABLE_NAME"
 ENV_QUEUE_URL: Final = "QUEUE_URL"
 ENV_DLQ_URL: Final = "DLQ_URL"
+# The alias of the durable function that runs this worker group's workflow types (none: it has none).
+ENV_WORKFLOW_FUNCTION: Final = "WORKFLOW_FUNCTION"
+# How long a workflow's durable execution may run in all, sleeps and waits included: Lambda's most, a
+# year (durableConfig executionTimeout); and how long the engine keeps a finished one's history.
+WORKFLOW_EXECUTION_TIMEOUT_SECONDS: Final = 366 * 24 * 3600
+WORKFLOW_RETENTION_DAYS: Final = 14
 ENV_ALERTS_TOPIC_ARN: Final = "ALERTS_TOPIC_ARN"
 ENV_UPLOADS_BUCKET: Final = "UPLOADS_BUCKET_NAME"
 ENV_WEBHOOK_SECRET_ARN: Final = "WEBHOOK_SECRET_ARN"
@@ -30,6 +36,7 @@ ENV_BACKOFF_BASE_SECONDS: Final = "BACKOFF_BASE_SECONDS"
 ENV_BACKOFF_CAP_SECONDS: Final = "BACKOFF_CAP_SECONDS"
 ENV_LEASE_SECONDS: Final = "LEASE_SECONDS"
 ENV_RECOVERY_GRACE_SECONDS: Final = "RECOVERY_GRACE_SECONDS"
+ENV_ALERT_WINDOW_SECONDS: Final = "ALERT_WINDOW_SECONDS"
 ENV_STATUS_SHARDS: Final = "STATUS_SHARDS"
 ENV_FINISHED_TTL_DAYS: Final = "FINISHED_TTL_DAYS"
 ENV_WORKER_CONCURRENCY: Final = "WORKER_CONCURRENCY"
@@ -155,6 +162,9 @@ RECOVERY_TIMEOUT_SECONDS: Final = 120
 SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
+# Dead jobs of one (type, owner) alert at most once per window (lambdas/lifecycle/dead_letter.py).
+ALERT_WINDOW_SECONDS: Final = 300
+MAX_ALERT_WINDOW_SECONDS: Final = 86_400
 
 # Uploads and file processing.
 UPLOAD_URL_EXPIRES_SECONDS: Final = 900
@@ -186,6 +196,15 @@ METRIC_RECOVERED: Final = "JobRecovered"
 METRIC_SWEEPS: Final = "RecoverySweeps"
 
 STACK_ID: Final = "Offload"
+# CDK context `stage` (dev, staging, prod) puts its name in the stack's: `Offload-staging`. Every
+# physical name, alarm, dashboard and the functions' metrics namespace derive from the stack's name, so
+# stages deploy side by side in one account and region. No stage: today's names.
+CONTEXT_STAGE: Final = "stage"
+STAGE_PATTERN: Final = r"[a-z][a-z0-9]{0,15}"
+
+
+def stack_name(stage: str | None) -> str:
+    return f"{STACK_ID}-{stage}" if stage else STACK_ID
 
 
 class KeyRole(StrEnum):

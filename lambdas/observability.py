@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
 # Every line redacted: no secret value the process holds reaches the logs (lambdas/redaction.py).
 logger = Logger(service=config.SERVICE_NAME, logger_formatter=RedactingFormatter())
-metrics = Metrics(namespace=config.METRICS_NAMESPACE, service=config.SERVICE_NAME)
+# The namespace is the stack's (`Offload`, or `Offload-<stage>`): Powertools reads it from
+# POWERTOOLS_METRICS_NAMESPACE, which every function's environment holds (infra/functions.py); a process
+# without it (a test, a bench) counts under the default.
+metrics = Metrics(service=config.SERVICE_NAME)
+if metrics.namespace is None:
+    metrics.namespace = config.METRICS_NAMESPACE
 
 Handler = Callable[[Any, Any], Any]
 

@@ -90,7 +90,8 @@ def iam_banner(url: str, signers: Sequence[IamSigner], region: str, aws_url: str
             f"AWS_SESSION_TOKEN={signer.credentials.session_token} AWS_REGION={region}",
         ]
     lines += [
-        "Then sign with offload_client (pip install './client[aws]'):",
+        f"The CLI signs as {next((s.name for s in signers if s.role == 'client'), 'a client role')} by itself "
+        "(--key NAME for another): offload list; or with offload_client (pip install './client[aws]'):",
         f"  python -c 'from offload_client import Client; from offload_client.aws import SigV4Auth; "
         f'print(Client("{api_url}", auth=SigV4Auth()).stats())\'',
         "",

@@ -22,7 +22,10 @@ __all__ = ["call", "get_job", "job_path", "pages"]
 
 
 def client(target: Target) -> Client:
-    return Client(target.url, target.api_key, timeout=HTTP_TIMEOUT, retries=RETRIES, backoff=BACKOFF)
+    auth = target.signer.auth() if target.signer else None
+    return Client(
+        target.url, target.api_key, auth=auth, timeout=HTTP_TIMEOUT, retries=RETRIES, backoff=BACKOFF
+    )
 
 
 def call(target: Target, method: str, url: str, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import offload_cli
+from lambdas import config
 from lambdas.models.job import JobStatus
-from offload_cli import commands, listing, retry_cancel, schedules
+from offload_cli import commands, doctor, listing, retry_cancel, schedules
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target, resolve_target
 
@@ -24,6 +25,12 @@ def parser() -> argparse.ArgumentParser:
         "--url", help="the API's base URL, e.g. https://abc.execute-api.eu-west-1.amazonaws.com/v1/"
     )
     root.add_argument("--api-key", help="the API key's value")
+    root.add_argument(
+        "--iam",
+        action="store_true",
+        help="sign with SigV4 from botocore's credentials (environment, profile, role): a stack deployed "
+        "with auth=iam (OFFLOAD_AUTH=iam does the same; an outputs file without keys implies it)",
+    )
     root.add_argument(
         "--key",
         metavar="NAME",
@@ -57,6 +64,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _job_commands(subcommands: Any) -> None:
+    check = subcommands.add_parser(
+        "doctor", help="a deploy's smoke test: a job submitted and done, the alarms there and none in ALARM"
+    )
+    check.add_argument(
+        "--stack",
+        default=config.STACK_ID,
+        help="the stack's name, whose alarms are checked (Offload-<stage>)",
+    )
+    check.add_argument("--timeout", type=float, default=180, help="seconds to wait for the job (default 180)")
+
     submit = subcommands.add_parser("submit", help="submit a job")
     submit.add_argument("type", help="job type, e.g. send_email")
     submit.add_argument(
@@ -99,6 +116,13 @@ def _operating_commands(subcommands: Any) -> None:
     )
     cancel.add_argument("job_ids", nargs="+", metavar="ID", help="the jobs to cancel")
 
+    event = subcommands.add_parser(
+        "event", help="send an event to a workflow waiting for it (POST /jobs/{id}/events)"
+    )
+    event.add_argument("job_id", metavar="ID")
+    event.add_argument("name", help="the event's name, as the workflow's wait_for_event names it")
+    event.add_argument("--data", default="null", help="the event's data: JSON, @file or @- for stdin")
+
     deliveries = subcommands.add_parser("deliveries", help="a fan-out's (or one delivery's) webhook attempts")
     deliveries.add_argument("job_id")
     _list_options(deliveries, default=100)
@@ -140,10 +164,12 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "deliveries": listing.deliveries,
     "retry": retry_cancel.retry,
     "cancel": retry_cancel.cancel,
+    "event": commands.event,
     "webhook-secret": commands.webhook_secret,
     "limits": commands.limits,
     "schedule": schedules.schedule,
     "reschedule": schedules.reschedule,
+    "doctor": doctor.doctor,
 }
 
 

@@ -16,6 +16,7 @@ from offload_client.errors import (
 from offload_client.models import (
     Child,
     Delivery,
+    EventAccepted,
     Job,
     JobSummary,
     Limit,
@@ -31,6 +32,7 @@ __all__ = [
     "Client",
     "Conflict",
     "Delivery",
+    "EventAccepted",
     "Forbidden",
     "IncompleteAnswer",
     "InvalidRequest",

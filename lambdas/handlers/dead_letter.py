@@ -13,13 +13,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from lambdas import config
 from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, LetterVerdict
 from lambdas.observability import logger, metrics, tracer
+from lambdas.store.alert_groups import AlertGroups
 from lambdas.store.alerts import Alerts
 from lambdas.store.factory import job_store
 
 
 class AlertPendingError(Exception):
-    """The alert cannot be settled yet (another consumer holds its claim, or the fan-out it belongs
-    to is still running); the letter returns after the queue's visibility timeout."""
+    """The alert cannot be settled yet (another consumer holds its claim, the fan-out it belongs to
+    is still running, or it is its group's timer); the letter returns after the queue's visibility
+    timeout."""
 
 
 @cache
@@ -30,7 +32,13 @@ def _consumer() -> DeadLetterConsumer:
     from lambdas.models import settings
 
     dead_letter = settings.dead_letter()
-    return DeadLetterConsumer(job_store(dead_letter), Alerts(dead_letter.alerts_topic_arn))
+    return DeadLetterConsumer(
+        job_store(dead_letter),
+        Alerts(dead_letter.alerts_topic_arn),
+        AlertGroups(dead_letter.jobs_table),
+        dead_letter.alert_window_seconds,
+        counted=lambda: metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1),
+    )
 
 
 def _handle(record: SQSRecord) -> LetterVerdict:
@@ -46,8 +54,9 @@ def _handle(record: SQSRecord) -> LetterVerdict:
     if verdict is LetterVerdict.FANOUT_PENDING:
         logger.info("a dead delivery of a running fan-out; the letter stays until the fan-out finishes")
         raise AlertPendingError(letter.message_id)
-    if verdict in (LetterVerdict.ALERTED, LetterVerdict.POISON):
-        metrics.add_metric(name=config.METRIC_DEAD, unit=MetricUnit.Count, value=1)
+    if verdict is LetterVerdict.GROUP_PENDING:
+        logger.info("its group's alert waits for the window to end; the letter stays until then")
+        raise AlertPendingError(letter.message_id)
     return verdict
 
 

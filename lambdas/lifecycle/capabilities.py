@@ -173,46 +173,39 @@ class WorkerCapabilities:
         self._types.check()
 
     def context(
-        self,
-        *,
-        job_id: str,
-        job_type: str,
-        attempt: int,
-        max_attempts: int,
-        parent_id: str | None,
-        remaining_ms: Callable[[], int],
-        owner: str = "",
-        created_at: str = "",
-        first_run: bool = False,
-        recorded: Recorded | None = None,
+        self, job: Job, remaining_ms: Callable[[], int], recorded: Recorded | None = None
     ) -> JobContext:
-        """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
-        children before). `recorded` collects what the attempt records, for its outcome's write."""
+        """The context of the claimed `job`'s attempt (a workflow's: of its execution). `recorded`
+        collects what the attempt records, for its outcome's write."""
         record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
         try:
-            declared: JobType[Any] | None = registry.get(job_type)
+            declared: JobType[Any] | None = registry.get(job.job_type)
         except registry.NotRegisteredError:  # the lifecycle's own ops jobs: no plug-in's capability
             declared = None
+        owner = job.owner
+        # Its first attempt ever cannot have written children before (attempts too: an item written
+        # before attemptTotal existed counts it from this claim).
+        first_run = job.attempt_total == 1 and job.attempts == 1
         given: dict[Capability, Any] = {
             Capability.UPLOADS: UploadsBucket(self._settings, owner),
-            Capability.RESULTS: JobResults(self._results, job_id),
+            Capability.RESULTS: JobResults(self._results, job.job_id),
             Capability.CHILDREN: functools.partial(self._create_children, owner, first_run),
             Capability.WEBHOOK_SIGNING: functools.partial(self._secrets.signing, owner),
             Capability.EMAIL: self._send_email,
             Capability.DELIVERY_LOG: record,
         }
         return JobContext(
-            job_id=job_id,
-            job_type=job_type,
-            attempt=attempt,
-            max_attempts=max_attempts,
-            parent_id=parent_id,
+            job_id=job.job_id,
+            job_type=job.job_type,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            parent_id=job.parent_id,
             owner=owner,
-            created_at=created_at,
+            created_at=job.created_at,
             remaining_ms=remaining_ms,
             settings=self._settings,
-            read_parent=functools.partial(self._read_job, parent_id),
-            **declared_only(job_type, declared.uses if declared else frozenset(), given),
+            read_parent=functools.partial(self._read_job, job.parent_id),
+            **declared_only(job.job_type, declared.uses if declared else frozenset(), given),
             **(self._types.declared(declared) if declared else {}),
         )
 

@@ -17,12 +17,24 @@ the attempt that died (`attemptTotal`) and only ever alerts for that death, neve
 redriven message kills the job only if no caller retried it since the message was sent (its
 `SentTimestamp` against the job's `reopenedAt`). A letter about a job that has moved on is dropped.
 
-A fan-out's children alert as one: a dead delivery's letter waits on the queue until its fan-out has
+A fan-out's children alert as one: a dead child's letter waits on the queue until its fan-out has
 finished, then the first one raises the fan-out's single alert (its counts and first dead deliveries,
-claimed on the parent like any alert) and the others find it sent.
+claimed on the parent like any alert) and the others find it sent. A child that dies before its parent
+waits (the parent still running, or retrying after its own attempt failed) waits too; when the parent
+ends without ever waiting, the parent's own alert is the fan-out's one.
+
+Any other dead job alerts with its group, its (type, owner): the first death of a quiet group alerts at
+once; the deaths that follow within the group's window (`alert_window_seconds`, 5 minutes by default)
+are counted (`lambdas/store/alert_groups.py`) and reported together, with their count and the first
+few job ids and errors, by one alert when the window ends. One letter of those held stays on the queue
+as the group's timer: it comes back each visibility timeout of the queue (three minutes) and publishes
+once the window is over, so the summary comes at most that late. An outage that kills 500 jobs of one
+type and client sends two alerts, not 500.
 """
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -30,6 +42,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.observability import log_transition, logger
+from lambdas.store.alert_groups import SAMPLE_SIZE, AlertGroup, AlertGroups, GroupState
 from lambdas.store.alerts import Alerts
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import MalformedMessageError, parse_job_message
@@ -82,12 +95,27 @@ class LetterVerdict(StrEnum):
     MOVED_ON = "moved_on"
     # A dead delivery of a fan-out still running: the letter stays until the fan-out has finished.
     FANOUT_PENDING = "fanout_pending"
+    # Counted in its (type, owner)'s group, whose next alert reports it: the letter is done.
+    GROUPED = "grouped"
+    # The group's timer: the letter stays until its group's window is over (then it publishes).
+    GROUP_PENDING = "group_pending"
 
 
 class DeadLetterConsumer:
-    def __init__(self, store: JobStore, alerts: Alerts) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        alerts: Alerts,
+        groups: AlertGroups,
+        window_seconds: int,
+        counted: Callable[[], None] = lambda: None,
+    ) -> None:
         self._store = store
         self._alerts = alerts
+        self._groups = groups
+        self._window_ms = window_seconds * 1000
+        # Called once for each death an alert reports or will report: the stack's dead-jobs metric.
+        self._counted = counted
 
     def handle(self, letter: DeadLetter) -> LetterVerdict:
         reason = letter.reason or (
@@ -122,13 +150,80 @@ class DeadLetterConsumer:
         return self._raise(job)
 
     def _raise(self, job: Job) -> LetterVerdict:
-        """The alert for a dead job: its own, or its fan-out's when it is one of a fan-out's deliveries."""
+        """The alert for a dead job: its fan-out's when it is a fan-out's child, else its group's."""
         parent = self._store.get(job.parent_id) if job.parent_id else None
         if parent is not None and parent.children is not None:
             return self._raise_fanout(job, parent)
-        if job.alerted:
+        if parent is not None and not parent.status.finished:
+            return LetterVerdict.FANOUT_PENDING  # its parent has not waited for its children yet
+        if parent is not None and parent.status is JobStatus.DEAD:
+            # The parent died without waiting (its own attempts failed): its alert is the fan-out's one.
+            self._store.mark_alerted(job.job_id)
             return LetterVerdict.ALREADY_ALERTED
-        return self._alert(job, f"offload: job {job.job_type} {job.job_id} is dead", _job_alert(job))
+        return self._raise_grouped(job)
+
+    def _raise_grouped(self, job: Job) -> LetterVerdict:
+        group = AlertGroup(job.job_type, job.owner)
+        # Its death is counted once: under its alert's claim, as a job's own alert was before groups.
+        claim = AlertClaim.SENT if job.alerted else self._store.claim_alert(job, ALERT_LEASE_SECONDS)
+        if claim is AlertClaim.HELD:
+            return LetterVerdict.ALERT_PENDING
+        if claim is AlertClaim.MOVED:
+            logger.info("job moved on before its death was counted; no alert", jobId=job.job_id)
+            return LetterVerdict.MOVED_ON
+        if claim is AlertClaim.SENT:  # counted before: this letter is back as its group's timer, or a copy
+            return self._settle(group, job.job_id, self._groups.state(group), counted=True)
+        try:
+            state = self._groups.count(group, _death(job), self._store.now())
+        except Exception:
+            self._store.release_alert(job.job_id)
+            raise
+        # Marked after counting: a crash in between counts it again once its claim expires, never not at all.
+        self._store.mark_alerted(job.job_id)
+        self._counted()
+        return self._settle(group, job.job_id, state, counted=False)
+
+    def _settle(self, group: AlertGroup, job_id: str, state: GroupState, counted: bool) -> LetterVerdict:
+        """Publish what the group holds if its window is over; else keep one letter as its timer."""
+        now = int(self._store.now() * 1000)
+        if state.sendable(now):
+            claimed = self._groups.claim(group, now, self._window_ms, ALERT_LEASE_SECONDS * 1000)
+            if claimed is not None:
+                return self._publish_group(group, job_id, claimed)
+            state = self._groups.state(group)
+        if state.held <= 0:
+            if state.timer != job_id or self._groups.drop_timer(group, job_id):
+                return LetterVerdict.ALREADY_ALERTED if counted else LetterVerdict.GROUPED
+            return LetterVerdict.GROUP_PENDING
+        if self._groups.hold_timer(group, job_id):
+            return LetterVerdict.GROUP_PENDING
+        return LetterVerdict.ALREADY_ALERTED if counted else LetterVerdict.GROUPED
+
+    def _publish_group(self, group: AlertGroup, job_id: str, claimed: GroupState) -> LetterVerdict:
+        if claimed.held == 1 and claimed.sample:
+            subject = f"offload: job {group.job_type} {claimed.sample[0]['jobId']} is dead"
+        else:
+            subject = f"offload: {claimed.held} jobs {group.job_type} dead ({group.owner or 'no owner'})"
+        first = [_sampled(death) for death in claimed.sample[:SAMPLE_SIZE]]
+        message = {
+            # One death alone reads as it always did: that job's fields.
+            **(first[0] if claimed.held == 1 and first else {}),
+            "jobType": group.job_type,
+            "owner": group.owner,
+            "dead": claimed.held,
+            "windowSeconds": self._window_ms // 1000,
+            "firstDead": first,
+        }
+        try:
+            self._alerts.publish(subject, message)
+        except Exception:
+            self._groups.release(group, claimed)
+            raise
+        after = self._groups.commit(group, claimed, job_id)
+        # The publisher's letter watches what was counted while it published; it goes when nothing was.
+        if after is None or self._groups.drop_timer(group, job_id):
+            return LetterVerdict.ALERTED
+        return LetterVerdict.GROUP_PENDING
 
     def _raise_fanout(self, child: Job, parent: Job) -> LetterVerdict:
         if not parent.status.finished:
@@ -141,6 +236,8 @@ class DeadLetterConsumer:
             # SNS takes 100 characters of subject: the counts first, the type is in the message.
             subject = f"offload: {counts.dead} of {counts.total} dead in fan-out {parent.job_id}"
             verdict = self._alert(parent, subject, self._fanout_alert(parent))
+        if verdict is LetterVerdict.ALERTED:
+            self._counted()
         if verdict in (LetterVerdict.ALERTED, LetterVerdict.ALREADY_ALERTED):
             self._store.mark_alerted(child.job_id)  # its death is in its fan-out's alert
         return verdict
@@ -192,6 +289,7 @@ class DeadLetterConsumer:
 
     def _poison(self, letter: DeadLetter, reason: str) -> LetterVerdict:
         logger.warning("poison message", reason=reason, messageId=letter.message_id)
+        self._counted()
         self._alerts.publish(
             "offload: unprocessable message on the dead-letter queue",
             {"reason": reason, "messageId": letter.message_id, "rawBody": letter.body[:_RAW_BODY_LIMIT]},
@@ -199,15 +297,19 @@ class DeadLetterConsumer:
         return LetterVerdict.POISON
 
 
-def _job_alert(job: Job) -> dict[str, Any]:
+def _death(job: Job) -> dict[str, Any]:
     return {
         "jobId": job.job_id,
-        "jobType": job.job_type,
         "attempts": job.attempts,
         "maxAttempts": job.max_attempts,
         "lastError": job.last_error,
         "parentId": job.parent_id,
     }
+
+
+def _sampled(death: Mapping[str, Any]) -> dict[str, Any]:
+    """A death as the group's item gave it back (DynamoDB's numbers are Decimals)."""
+    return {name: int(value) if isinstance(value, Decimal) else value for name, value in death.items()}
 
 
 def _moved_on(job: Job, letter: DeadLetter) -> LetterVerdict:

@@ -379,6 +379,7 @@ class WorkerSettings(
 ):
     queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
     dlq_url: str = setting(config.ENV_DLQ_URL, check=length())
+    workflow_function: str = setting(config.ENV_WORKFLOW_FUNCTION, default="")
     backoff_base_seconds: float = setting(
         config.ENV_BACKOFF_BASE_SECONDS,
         number,
@@ -416,6 +417,12 @@ class WorkerSettings(
 
 class DeadLetterSettings(JobsTableSettings):
     alerts_topic_arn: str = setting(config.ENV_ALERTS_TOPIC_ARN, check=length())
+    alert_window_seconds: int = setting(
+        config.ENV_ALERT_WINDOW_SECONDS,
+        integer,
+        config.ALERT_WINDOW_SECONDS,
+        check=between(ge=1, le=config.MAX_ALERT_WINDOW_SECONDS),
+    )
 
 
 class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):

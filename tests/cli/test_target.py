@@ -9,7 +9,7 @@ import pytest
 from moto import mock_aws
 
 from offload_cli.errors import CliError
-from offload_cli.target import resolve_target
+from offload_cli.target import Signer, resolve_target
 
 
 def _args(**given: str | None) -> argparse.Namespace:
@@ -130,11 +130,18 @@ def test_key_and_api_key_or_url_do_not_mix(tmp_path: Path) -> None:
         resolve_target(_args(url="https://x.example/v1", key="operator"), state_file=tmp_path / "none.json")
 
 
-def test_a_runtime_with_iam_callers_says_the_cli_speaks_api_keys(tmp_path: Path) -> None:
-    """Seen to fail (a KeyError on apiKey) without the check."""
+def test_a_runtime_with_iam_callers_is_signed_for_as_its_client_role_or_the_one_named(tmp_path: Path) -> None:
+    """Seen to fail with the state's `iam` entry refused (the CLI spoke API keys only)."""
     state = tmp_path / "runtime.json"
+    caller = {"accessKeyId": "AKIA1", "secretAccessKey": "s1", "sessionToken": "t1"}
+    callers = [{"name": "default", "role": "client", **caller}, {"name": "ops", "role": "operator", **caller}]
     state.write_text(
-        json.dumps({"url": "http://127.0.0.1:3000/v1/", "keys": [], "iam": [{"name": "default"}]})
+        json.dumps({"url": "http://127.0.0.1:3000/v1/", "keys": [], "region": "eu-west-1", "iam": callers})
     )
-    with pytest.raises(CliError, match=r"IAM callers.*SigV4Auth"):
-        resolve_target(_args(), state_file=state)
+
+    target = resolve_target(_args(), state_file=state)
+
+    assert (target.api_key, target.signer) == (None, Signer("eu-west-1", ("AKIA1", "s1", "t1")))
+    assert "x-api-key" not in target.headers()
+    with pytest.raises(CliError, match="no IAM caller named 'nobody'"):
+        resolve_target(_args(key="nobody"), state_file=state)

@@ -8,6 +8,7 @@ import pytest
 from offload_client import (
     Child,
     Delivery,
+    EventAccepted,
     Job,
     JobSummary,
     Limit,
@@ -33,6 +34,7 @@ RESULTS: list[tuple[type, str]] = [
     (Limit, "LimitView"),
     (Schedule, "ScheduleView"),
     (WebhookSecret, "WebhookSecretView"),
+    (EventAccepted, "EventAccepted"),
 ]
 
 

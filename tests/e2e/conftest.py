@@ -129,5 +129,16 @@ def runtime() -> Iterator[LocalRuntime]:
 
 
 @pytest.fixture(scope="session")
+def iam_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
+    """`make run RUN_ARGS="-c auth=iam"`: the runtime's default IAM mapping, its state file written."""
+    state = tmp_path_factory.mktemp("iam-state") / "runtime.json"
+    started = LocalRuntime(
+        RuntimeSettings(port=0, context={"auth": "iam"}, quiet=True, state_file=state)
+    ).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
 def client(runtime: LocalRuntime) -> Client:
     return Client(runtime)

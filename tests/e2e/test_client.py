@@ -9,14 +9,13 @@ import subprocess
 import textwrap
 import time
 import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
 from lambdas.jobs import webhook_signing
-from local_runtime.runtime import LocalRuntime, RuntimeSettings
+from local_runtime.runtime import LocalRuntime
 
 pytestmark = pytest.mark.slow
 
@@ -125,17 +124,6 @@ def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def aws_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same with the `aws` extra: offload-client, requests and botocore."""
     return _fresh_venv(tmp_path_factory.mktemp("client-aws-venv"), f"{ROOT / 'client'}[aws]")
-
-
-@pytest.fixture(scope="module")
-def iam_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
-    """`make run RUN_ARGS="-c auth=iam"`: the runtime's default IAM mapping, its state file written."""
-    state = tmp_path_factory.mktemp("iam-state") / "runtime.json"
-    started = LocalRuntime(
-        RuntimeSettings(port=0, context={"auth": "iam"}, quiet=True, state_file=state)
-    ).start()
-    yield started
-    started.stop()
 
 
 def test_the_docs_examples_run_with_only_the_client_installed(

@@ -29,7 +29,8 @@ import requests
 from infra.bundling import REPO_ROOT
 from tests.support.user_package import EXAMPLE_PROJECT
 
-pytestmark = pytest.mark.slow
+# The install alone takes a minute or two (longer on a loaded machine): more than the default 300 s in all.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 TOKEN = "token-from-the-projects-secrets-file"
 GOOD, REFUSED = "c-ok", "c-refused"

@@ -4,7 +4,6 @@ The actions are read back from the synthesized template (every policy attached t
 resource is recognised by what it is; a grant on anything else, or one action more or less, fails.
 """
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,73 +13,13 @@ from infra.access import ACCESS, CAPABILITIES, Need, Resource, markdown_table, w
 from infra.bundling import REPO_ROOT
 from infra.synth import synthesize
 from lambdas.jobs.base import Capability
-from tests.infra.cfn import function, functions, grants, role_statements
+from tests.infra.access_rows import SHARED_BUILT_IN_NEEDS, expected_row, role_access
+from tests.infra.cfn import function, functions
 from tests.support.user_package import type_module, write_package
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
 DESIGN_DOC = REPO_ROOT / "docs" / "design.md"
-
-# How a rendered resource (tests.infra.cfn.render) names each kind of resource.
-_PATTERNS: tuple[tuple[Resource, str], ...] = (
-    (Resource.JOBS_TABLE, r"Arn\(TablesJobsTable\w+\)"),
-    (Resource.STATUS_INDEX, r"Arn\(TablesJobsTable\w+\)/index/byStatus"),
-    (
-        Resource.LIST_INDEXES,
-        r"Arn\(TablesJobsTable\w+\)/index/(byStatusTime|byOwnerStatus|byOwner|byCreated)",
-    ),
-    (Resource.DELIVERIES_TABLE, r"Arn\(TablesDeliveriesTable\w+\)"),
-    (Resource.WEBHOOK_SECRETS_TABLE, r"Arn\(TablesWebhookSecretsTable\w+\)"),
-    (Resource.LIMITS_TABLE, r"Arn\(TablesLimitsTable\w+\)"),
-    (Resource.SCHEDULES_TABLE, r"Arn\(TablesSchedulesTable\w+\)"),
-    (Resource.UPLOADS_BUCKET, r"Arn\(StorageUploadsBucket\w+\)"),
-    (Resource.UPLOADED_FILES, r"Arn\(StorageUploadsBucket\w+\)/uploads/\*"),
-    (Resource.RESULT_FILES, r"Arn\(StorageUploadsBucket\w+\)/results/\*"),
-    (Resource.SIGNING_SECRET, r"Ref\(StorageWebhookSigningSecret\w+\)"),
-    (Resource.ALERTS_TOPIC, r"Ref\(AlertsAlertsTopic\w+\)"),
-    (Resource.ALERTS_KEY, r"Arn\(AlertsAlertsKey\w+\)"),
-    (
-        Resource.SENDER_IDENTITY,
-        r"arn:Ref\(AWS::Partition\):ses:Ref\(AWS::Region\):Ref\(AWS::AccountId\):identity/.+",
-    ),
-    (Resource.TRACES, r"\*"),
-)
-
-
-def _resource(rendered: str, own: dict[str, str]) -> Resource:
-    """`own`: the function's log group, job queue and DLQ (from its environment), by what they are."""
-    if rendered == f"Arn({own['log group']})":
-        return Resource.LOG_GROUP
-    if re.fullmatch(r"Arn\(QueuesQueue\w+\)", rendered):
-        return Resource.MAIN_QUEUE if rendered == f"Arn({own.get('queue')})" else Resource.OTHER_JOB_QUEUES
-    if re.fullmatch(r"Arn\(QueuesDeadLetterQueue\w+\)", rendered):
-        # The dead-letter function has no DLQ of its own: it polls every worker's.
-        return Resource.DEAD_LETTER_QUEUE if "dlq" in own else Resource.EVERY_DEAD_LETTER_QUEUE
-    if re.fullmatch(r"Ref\(JobSecrets\w+\)", rendered):
-        return Resource.JOB_SECRETS
-    matching = [resource for resource, pattern in _PATTERNS if re.fullmatch(pattern, rendered)]
-    assert len(matching) == 1, f"a grant on {rendered}, which the access table does not know"
-    return matching[0]
-
-
-def role_access(
-    template: dict[str, Any], entry_point: str, props: dict[str, Any] | None = None
-) -> dict[Resource, set[str]]:
-    """What the function's role may do, as the access table writes it (`props`: of one of several
-    functions of the entry point, a group's worker)."""
-    props = props or function(template, entry_point)[1]["Properties"]
-    variables = props.get("Environment", {}).get("Variables", {})
-    own = {"log group": props["LoggingConfig"]["LogGroup"]["Ref"]}
-    for name, key in (("queue", "QUEUE_URL"), ("dlq", "DLQ_URL")):
-        if key in variables:
-            own[name] = variables[key]["Ref"]
-    found: dict[Resource, set[str]] = {}
-    for action, rendered in grants(role_statements(template, props["Role"])):
-        resource = _resource(rendered, own)
-        if resource is Resource.DEAD_LETTER_QUEUE and rendered != f"Arn({own['dlq']})":
-            resource = Resource.EVERY_DEAD_LETTER_QUEUE  # another worker's DLQ: not its own
-        found.setdefault(resource, set()).add(action)
-    return found
 
 
 @pytest.mark.parametrize("entry_point", list(ACCESS))
@@ -89,8 +28,7 @@ def test_each_role_holds_exactly_its_row_of_the_access_table(
 ) -> None:
     """The api without the stack-wide signing secret: seen to fail with `Need.SHARED_SIGNING_SECRET`
     granted whatever the upgrade flag (`_access`'s `if spec is API and shared_secret`)."""
-    expected = {resource: set(actions) for resource, actions in ACCESS[entry_point].items()}
-    assert role_access(template, entry_point) == expected
+    assert role_access(template, entry_point) == expected_row(entry_point)
 
 
 def _holds(*needs: Capability | Need) -> dict[Resource, set[str]]:
@@ -101,14 +39,7 @@ def test_the_shared_worker_holds_what_its_built_in_types_declare(template: dict[
     """send_email (email, a limit), webhook_delivery (signing, the delivery log, a limit), webhook_fanout
     (children), and the ops jobs; nothing of uploads, results or any secret. Seen to fail with
     webhook_fanout's `uses` emptied (no BatchWriteItem, no other queues)."""
-    expected = _holds(
-        Capability.EMAIL,
-        Capability.WEBHOOK_SIGNING,
-        Capability.DELIVERY_LOG,
-        Capability.CHILDREN,
-        Need.LIMITS,
-        Need.OPS,
-    )
+    expected = _holds(*SHARED_BUILT_IN_NEEDS)
     assert role_access(template, "worker") == expected
 
 
@@ -180,7 +111,7 @@ def test_only_while_clients_share_may_the_api_and_the_signing_worker_read_the_st
     """Without the upgrade list no role reads it (the exact rows above); with it, the api and the worker
     that signs, and no other. Seen to fail with `shared_secret` granted whatever the list."""
     api = role_access(upgraded_template, "api")
-    assert api == {**_row("api"), Resource.SIGNING_SECRET: {"secretsmanager:GetSecretValue"}}
+    assert api == {**expected_row("api"), Resource.SIGNING_SECRET: {"secretsmanager:GetSecretValue"}}
     assert Resource.SIGNING_SECRET in role_access(upgraded_template, "worker")
     (group,) = [
         p
@@ -192,7 +123,3 @@ def test_only_while_clients_share_may_the_api_and_the_signing_worker_read_the_st
     env = function(upgraded_template, "api")[1]["Properties"]["Environment"]["Variables"]
     (alpha,) = [lid for lid in upgraded_template["Resources"] if lid.startswith("ApiKeysClientAlpha")]
     assert env["WEBHOOK_SECRETS_START_SHARED"] == {"Ref": alpha}
-
-
-def _row(entry_point: str) -> dict[Resource, set[str]]:
-    return {resource: set(actions) for resource, actions in ACCESS[entry_point].items()}

@@ -17,6 +17,7 @@ from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.models.timestamps import iso_time
 from lambdas.store import codec, schema
+from lambdas.store.alert_groups import AlertGroups
 from lambdas.store.alerts import Alerts
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
@@ -98,7 +99,9 @@ def test_a_letter_survives_an_alerting_outage(pipeline: Pipeline) -> None:
 
 
 def consumer_for(pipeline: Pipeline, store: JobStore) -> DeadLetterConsumer:
-    return DeadLetterConsumer(store, Alerts(pipeline.topic_arn))
+    return DeadLetterConsumer(
+        store, Alerts(pipeline.topic_arn), AlertGroups(pipeline.table), config.ALERT_WINDOW_SECONDS
+    )
 
 
 def dead_job(pipeline: Pipeline) -> str:
@@ -212,6 +215,19 @@ def test_a_dead_jobs_alert_carries_its_id_type_attempts_budget_error_and_parent(
         "maxAttempts": 1,
         "lastError": job["lastError"],
         "parentId": None,
+        # and its group's: the first death of a quiet (type, owner) is an alert of one
+        "owner": store_from_env(pipeline.env).get(job_id).owner,  # type: ignore[union-attr]
+        "dead": 1,
+        "windowSeconds": config.ALERT_WINDOW_SECONDS,
+        "firstDead": [
+            {
+                "jobId": job_id,
+                "attempts": 1,
+                "maxAttempts": 1,
+                "lastError": job["lastError"],
+                "parentId": None,
+            }
+        ],
     }
     assert job["lastError"]
 

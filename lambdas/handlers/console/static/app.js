@@ -2,7 +2,7 @@
 // #/schedules, #/schedules/<id>).
 // The hash keeps every view a bookmarkable URL that never holds the key.
 
-import { call, describe, session } from './api.js';
+import { ApiError, call, describe, session } from './api.js';
 import { el, replace, stateLine } from './dom.js';
 import { jobView } from './job.js';
 import { jobsView } from './jobs.js';
@@ -53,7 +53,7 @@ function route() {
     current = jobsView(main, params, navigate);
   } else if (parts[0] === 'schedules' && parts[1]) {
     showNav('schedules');
-    current = scheduleView(main, parts[1]);
+    current = scheduleView(main, parts[1], params.get('client'));
   } else if (parts[0] === 'schedules') {
     showNav('schedules');
     current = schedulesView(main);
@@ -62,6 +62,12 @@ function route() {
     current = overviewView(main);
   }
 }
+
+// What the sign-in says on a stack with IAM callers (auth=iam): a browser cannot sign with SigV4 here.
+const IAM_STACK =
+  'This stack authenticates its callers with IAM (auth=iam), and the console signs in with API keys only. ' +
+  'Operate it with the CLI, which signs with your AWS credentials: offload --iam --url <ApiUrl> list ' +
+  '(or offload --iam --outputs-file <outputs.json> ...), or with offload_client and SigV4Auth (docs/client.md).';
 
 function signIn(message) {
   document.title = 'Sign in · offload console';
@@ -96,7 +102,9 @@ function signIn(message) {
       route();
     } catch (error) {
       session.signOut();
-      replace(problem, stateLine('error', `Sign-in failed: ${describe(error)}`));
+      // API Gateway's answer to an unsigned call of an AWS_IAM method: no key can sign in to this stack.
+      const iam = error instanceof ApiError && error.status === 403 && /Missing Authentication Token/.test(error.message);
+      replace(problem, stateLine('error', iam ? IAM_STACK : `Sign-in failed: ${describe(error)}`));
       button.disabled = false;
       key.focus();
     }
