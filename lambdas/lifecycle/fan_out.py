@@ -58,7 +58,7 @@ def announce(queue: JobQueue, job: Job) -> None:
     """A job a caller retried: its transition, then its message (the sweep sends it if this fails)."""
     log_transition(job.job_id, job.job_type, JobStatus.DEAD, JobStatus.PENDING, 0, "retried by a caller")
     try:
-        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+        queue.send_job(job)
     except Exception:
         logger.exception(
             "SendMessage failed after a retry; the recovery sweep will send it", jobId=job.job_id
@@ -156,7 +156,7 @@ def store_ops_job(store: JobStore, queue: JobQueue, payload: Mapping[str, Any], 
     )
     log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
-        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+        queue.send_job(job)
     except Exception:
         logger.exception("SendMessage failed after an ops job was stored; the recovery sweep will send it")
     return job

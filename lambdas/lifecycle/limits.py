@@ -8,11 +8,17 @@ The key of a job: none (`*`, the whole type), its `owner` (a child's owner is it
 of its payload's `url` (host and port, lower case), or `payload.<field>` (the field as text; a job
 without the field shares the key `-`). Keys longer than MAX_KEY_CHARS are cut.
 
-A job admitted holds its start (and slot) until its attempt's outcome is written; the worker then
-releases the slot. A refused job waits (`Worker._defer`): it spends no attempt and is never redriven.
+Admission comes before the claim (`Limits.admit`, from what the job's message names), so a refused
+start never touches the job's attempts, whatever dies when. A job admitted holds its start (and slot)
+until its attempt's outcome is written; the worker then releases the slot. A refused job is handed a
+start of its own in its owner's lane (`LimitStore.acquire`) and waits for it (`Worker._wait`): in the
+worker when it is at most IN_PROCESS_WAIT_SECONDS away, else in a fresh message delayed until then,
+which comes back holding the reservation; it spends no attempt and is never redriven.
 """
 
+import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,9 +42,14 @@ from lambdas.models.limits import (
 from lambdas.models.settings import LimitsSettings
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
-from lambdas.store.limits import LimitState, LimitStore, Refused
+from lambdas.store.limits import Admitted, LimitState, LimitStore, Refused
+from lambdas.store.queue import JobMessage
 
 MISSING_FIELD = "-"
+# A start reserved this soon is waited for in the worker (a fresh message would cost more than the wait).
+IN_PROCESS_WAIT_SECONDS = 1.0
+# At most this many waits in the worker for one message (reserved starts that others took meanwhile).
+_IN_PROCESS_WAITS = 4
 
 
 def limit_of(job_type: JobType[Any], overrides: dict[str, dict[str, Any]]) -> Limit | None:
@@ -49,18 +60,22 @@ def limit_of(job_type: JobType[Any], overrides: dict[str, dict[str, Any]]) -> Li
     return limit if limit.active else None
 
 
-def key_of(limit: Limit, job: Job) -> str:
-    """Which of the limit's keys `job` counts against."""
+def key_of(limit: Limit, owner: str, payload: Mapping[str, Any]) -> str:
+    """Which of the limit's keys a job of `owner` with `payload` counts against."""
     if limit.key == LimitKey.NONE:
         return WHOLE_TYPE
     if limit.key == LimitKey.OWNER:
-        value = job.owner or MISSING_FIELD
+        value = owner or MISSING_FIELD
     elif limit.key == LimitKey.HOST:
-        value = _host(job.payload.get("url"))
+        value = _host(payload.get("url"))
     else:
-        field = job.payload.get(limit.key.removeprefix(LimitKey.PAYLOAD))
+        field = payload.get(limit.key.removeprefix(LimitKey.PAYLOAD))
         value = MISSING_FIELD if field is None else str(field)
     return value[:MAX_KEY_CHARS] or MISSING_FIELD
+
+
+def _reads_payload(limit: Limit) -> bool:
+    return limit.key not in (LimitKey.NONE, LimitKey.OWNER)
 
 
 def _host(url: Any) -> str:
@@ -76,14 +91,19 @@ def _host(url: Any) -> str:
 
 @dataclass
 class Admission:
-    """A job's admission under its limit (or none): what the worker gives back when the attempt ends."""
+    """A job's admission under its limit (or none): what the worker gives back when the attempt ends,
+    and the job's type and owner as the message named them (or as read)."""
 
     limits: "Limits"
-    job: Job
+    job_id: str
+    job_type: str = ""
+    owner: str = ""
     name: str | None = None
     key: str | None = None
     limit: Limit | None = None
+    tag: int = 0
     refused: WaitingFor | None = None
+    reserved: bool = False  # the refusal's `until` is a start reserved for this job
     started: float = 0.0
     released: bool = False
 
@@ -96,29 +116,92 @@ class Admission:
         self.released = True
         ran_ms = (time.monotonic() - self.started) * 1000
         try:
-            self.limits.store.release(
-                self.name, self.key or WHOLE_TYPE, self.job.job_id, self.job.attempts, ran_ms
-            )
+            self.limits.store.release(self.name, self.key or WHOLE_TYPE, self.job_id, self.tag, ran_ms)
         except Exception:  # the slot comes back when its lease expires
             logger.exception("could not release a limit slot; it returns when its lease expires")
 
 
 class Limits:
-    def __init__(self, settings: LimitsSettings, store: LimitStore, lease_seconds: int) -> None:
+    def __init__(
+        self,
+        settings: LimitsSettings,
+        store: LimitStore,
+        lease_seconds: int,
+    ) -> None:
         self._overrides = settings.job_limits
         self.store = store
         self._lease = lease_seconds
 
-    def admit(self, job: Job, job_type: JobType[Any]) -> Admission:
-        limit = limit_of(job_type, self._overrides)
+    def admit(self, sent: JobMessage, read: Callable[[], Job | None]) -> Admission:
+        """Take the start of the job a message names, before the job is claimed. What the message does
+        not say (its type and owner in a message from before they were sent; the payload a `host` or
+        `payload.<field>` key is read from, on a job's first start) is read from the job, once."""
+        job: Job | None = None
+        job_type, owner = sent.job_type, sent.owner
+        if job_type is None or owner is None:
+            job = read()
+            if job is None:
+                return Admission(self, sent.job_id)  # the claim finds no job either
+            job_type, owner = job.job_type, job.owner
+        admission = Admission(self, sent.job_id, job_type, owner)
+        loaded = _loaded(job_type)
+        limit = limit_of(loaded, self._overrides) if loaded is not None else None
         if limit is None:
-            return Admission(self, job)
-        key = key_of(limit, job)
-        answer = self.store.acquire(job_type.name, key, limit, job.job_id, job.attempts, self._lease)
-        admission = Admission(self, job, job_type.name, key, limit, started=time.monotonic())
+            return admission
+        wait = sent.wait
+        if wait is not None and wait.key is not None:
+            key = wait.key
+        else:
+            if _reads_payload(limit):
+                job = job or read()
+                if job is None:
+                    return admission
+            key = key_of(limit, owner, job.payload if job is not None else {})
+        reserved = wait is not None and wait.reserved
+        admission.name, admission.key, admission.limit = job_type, key, limit
+        admission.tag = random.getrandbits(48)
+        answer = self._acquire(admission, limit, owner, reserved, wait.until if reserved and wait else None)
+        admission.started = time.monotonic()
         if isinstance(answer, Refused):
             admission.refused = WaitingFor(answer.kind, key, answer.until, _why(answer, limit))
+            admission.reserved = answer.reserved
         return admission
+
+    def _acquire(
+        self, admission: Admission, limit: Limit, lane: str, reserved: bool, until: float | None
+    ) -> Admitted | Refused:
+        """One start for the admission. A refusal hands it a start of its own; one due within
+        IN_PROCESS_WAIT_SECONDS is waited for here and taken. A reserved start that another job took
+        meanwhile (one that came between) is waited for again here when the rate frees one that soon,
+        else the job is handed a new start of its own."""
+        name, key = admission.job_type, admission.key or WHOLE_TYPE
+
+        def acquire(reserved: bool, reserve: bool) -> Admitted | Refused:
+            return self.store.acquire(
+                name,
+                key,
+                limit,
+                admission.job_id,
+                admission.tag,
+                self._lease,
+                lane=lane,
+                reserved=reserved,
+                reserve=reserve,
+            )
+
+        for _ in range(_IN_PROCESS_WAITS):
+            if until is not None:
+                self.store.sleep(min(until - self.store.now(), IN_PROCESS_WAIT_SECONDS))
+            answer = acquire(reserved, not reserved)
+            if isinstance(answer, Admitted) or answer.kind is LimitKind.PAUSED:
+                return answer
+            soon = answer.until - self.store.now() <= IN_PROCESS_WAIT_SECONDS
+            if answer.reserved and not soon:
+                return answer  # it waits in a message
+            if not (answer.reserved or (soon and answer.kind is LimitKind.PER_SECOND)):
+                break  # no slot came free at its reserved start: a slot's time cannot be known
+            reserved, until = True, answer.until
+        return acquire(True, True)
 
     def pause(self, job: Job, job_type: JobType[Any], until: float) -> str | None:
         """Hold every job of this job's key until `until` (a receiver's Retry-After); the key, or None
@@ -126,7 +209,7 @@ class Limits:
         limit = limit_of(job_type, self._overrides)
         if limit is None:
             return None
-        key = key_of(limit, job)
+        key = key_of(limit, job.owner, job.payload)
         self.store.pause(job_type.name, key, until)
         return key
 
