@@ -3,7 +3,7 @@
     python -m bench                 all figures
     python -m bench --check         the same, exit status 1 when a goal is missed
     python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
-                                    start_times, limits)
+                                    start_times, limits, bursts)
     python -m bench --load 4        the same at a load average of about 4: background workers add what
                                     the machine's own load lacks (bench/load.py)
 
@@ -24,7 +24,17 @@ from contextlib import ExitStack, redirect_stderr, redirect_stdout
 from bench.load import LoadGenerator, LoadMonitor
 from bench.report import Figure
 
-GROUPS = ("cold_start", "first_call", "calls", "concurrency", "submit", "local", "start_times", "limits")
+GROUPS = (
+    "cold_start",
+    "first_call",
+    "calls",
+    "concurrency",
+    "submit",
+    "local",
+    "start_times",
+    "limits",
+    "bursts",
+)
 
 
 def _in_stack(measure_name: str) -> Callable[[], list[Figure]]:
@@ -54,6 +64,10 @@ def _group(name: str) -> Callable[[], list[Figure]]:
         from bench import start_times
 
         return start_times.measure
+    if name == "bursts":
+        from bench import bursts
+
+        return bursts.measure
     return _in_stack(name)
 
 
