@@ -5,8 +5,9 @@ A job type's limit is what it declares (`JobType.limits`), overridden field by f
 SES_PER_SECOND, `webhook_delivery` at `concurrency` WEBHOOK_HOST_CONCURRENCY per `host`.
 
 The key of a job: none (`*`, the whole type), its `owner` (a child's owner is its parent's), the `host`
-of its payload's `url` (host and port, lower case), or `payload.<field>` (the field as text; a job
-without the field shares the key `-`). Keys longer than MAX_KEY_CHARS are cut.
+of its payload's `url` (host and port, lower case), or `payload.<field>` (the field as text, after its
+owner and `|` unless the limit's `scope` is `global`; a job without the field has the value `-`). Keys
+longer than MAX_KEY_CHARS are cut.
 
 Admission comes before the claim (`Limits.admit`, from what the job's message names), so a refused
 start never touches the job's attempts, whatever dies when. A job admitted holds its start (and slot)
@@ -25,7 +26,8 @@ from urllib.parse import urlsplit
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobType
-from lambdas.lifecycle.errors import ForbiddenError
+from lambdas.lifecycle import paging
+from lambdas.lifecycle.errors import ForbiddenError, InvalidCursorError
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job
 from lambdas.models.limits import (
@@ -35,6 +37,7 @@ from lambdas.models.limits import (
     LimitKey,
     LimitKeyView,
     LimitKind,
+    LimitScope,
     LimitsView,
     LimitView,
     WaitingFor,
@@ -46,6 +49,8 @@ from lambdas.store.limits import Admitted, LimitState, LimitStore, Refused
 from lambdas.store.queue import JobMessage
 
 MISSING_FIELD = "-"
+# Between a payload key's owner and its value (no API key id or IAM role name holds it).
+OWNER_SEPARATOR = "|"
 # A start reserved this soon is waited for in the worker (a fresh message would cost more than the wait).
 IN_PROCESS_WAIT_SECONDS = 1.0
 # At most this many waits in the worker for one message (reserved starts that others took meanwhile).
@@ -71,6 +76,8 @@ def key_of(limit: Limit, owner: str, payload: Mapping[str, Any]) -> str:
     else:
         field = payload.get(limit.key.removeprefix(LimitKey.PAYLOAD))
         value = MISSING_FIELD if field is None else str(field)
+        if limit.scope is LimitScope.OWNER:
+            value = f"{owner or MISSING_FIELD}{OWNER_SEPARATOR}{value}"
     return value[:MAX_KEY_CHARS] or MISSING_FIELD
 
 
@@ -213,43 +220,70 @@ class Limits:
         self.store.pause(job_type.name, key, until)
         return key
 
-    def states(self, job_types: list[JobType[Any]]) -> list[tuple[str, Limit, list[LimitState]]]:
-        """Each limited type's limit and its keys in use (GET /limits)."""
-        listed = []
-        for job_type in job_types:
-            limit = limit_of(job_type, self._overrides)
-            if limit is not None:
-                listed.append((job_type.name, limit, list(self.store.states(job_type.name, limit))))
-        return listed
+    def limited(self, job_types: list[JobType[Any]]) -> list[tuple[str, Limit]]:
+        """Each limited type's name and limit on this stack, by name."""
+        listed = [(t.name, limit_of(t, self._overrides)) for t in job_types]
+        return sorted((name, limit) for name, limit in listed if limit is not None)
 
 
-def limits_report(limits: Limits, caller: Caller) -> LimitsView:
-    """GET /limits: every limited job type's limit and its keys in use (the operator's view only: keys
-    name clients and their hosts)."""
+def limits_report(limits: Limits, caller: Caller, most: int = 25, cursor: str | None = None) -> LimitsView:
+    """GET /limits: every limited job type's limit and its keys in use, a page of at most `most` keys at
+    a time, types by name and each type's keys in order (the operator's view only: keys name clients
+    and their hosts). A type is listed on the page where its keys begin, with no keys if it has none."""
     if not caller.operator:
         raise ForbiddenError("only the operator's key reads the limits")
+    tag = paging.query_tag("limits")
+    at_type, after = _limits_position(paging.decode(tag, cursor))
     job_types = [t for t in map(_loaded, registry.names()) if t is not None]
-    return LimitsView(
-        limits=[
-            LimitView(
-                type=name,
-                concurrency=limit.concurrency,
-                per_second=limit.per_second,
-                burst=limit.burst,
-                key=limit.key,
-                keys=[
-                    LimitKeyView(
-                        key=state.key,
-                        running=state.running,
-                        tokens=state.tokens,
-                        paused_until=iso_time(state.paused_until) if state.paused_until else None,
-                        waiting=state.waiting,
-                    )
-                    for state in states
-                ],
+    views: list[LimitView] = []
+    left, next_cursor = most, None
+    for name, limit in limits.limited(job_types):
+        if at_type is not None and name < at_type:
+            continue
+        if left == 0:
+            next_cursor = paging.encode(tag, [name, None])
+            break
+        states, last = limits.store.page(name, limit, after if name == at_type else None, left)
+        views.append(_view(name, limit, states))
+        left -= len(states)
+        if last is not None:
+            next_cursor = paging.encode(tag, [name, last])
+            break
+    return LimitsView(limits=views, next_cursor=next_cursor)
+
+
+def _limits_position(state: Any) -> tuple[str | None, str | None]:
+    """Where a cursor of GET /limits stands: [type, last key listed or None]."""
+    if state is None:
+        return None, None
+    if (
+        not isinstance(state, list)
+        or len(state) != 2
+        or not isinstance(state[0], str)
+        or not (state[1] is None or isinstance(state[1], str))
+    ):
+        raise InvalidCursorError("the cursor is malformed")
+    return state[0], state[1]
+
+
+def _view(name: str, limit: Limit, states: list[LimitState]) -> LimitView:
+    return LimitView(
+        type=name,
+        concurrency=limit.concurrency,
+        per_second=limit.per_second,
+        burst=limit.burst,
+        key=limit.key,
+        scope=limit.scope,
+        keys=[
+            LimitKeyView(
+                key=state.key,
+                running=state.running,
+                tokens=state.tokens,
+                paused_until=iso_time(state.paused_until) if state.paused_until else None,
+                waiting=state.waiting,
             )
-            for name, limit, states in limits.states(job_types)
-        ]
+            for state in states
+        ],
     )
 
 

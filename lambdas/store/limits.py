@@ -400,13 +400,28 @@ class LimitStore:
 
     def states(self, name: str, limit: Limit) -> Iterator[LimitState]:
         """Each key of limit `name` that has an item, as it stands now."""
+        after: str | None = None
+        while True:
+            page, after = self.page(name, limit, after, 100)
+            yield from page
+            if after is None:
+                return
+
+    def page(
+        self, name: str, limit: Limit, after: str | None, most: int
+    ) -> tuple[list[LimitState], str | None]:
+        """Up to `most` keys of limit `name` in key order, after the key `after`; and the last key
+        listed when more may follow (None when the limit's keys are all listed)."""
         now_ms = self.now() * 1000
-        query = Query(self._table, (schema.LIMITS_PK, name), consistent=True)
-        pages = self._ddb.get_paginator("query").paginate(**query.params())
-        for page in pages:
-            for raw in page["Items"]:
-                item = {k: _deserializer.deserialize(v) for k, v in raw.items()}
-                yield _state_of(name, item, limit, now_ms)
+        start = {schema.LIMITS_PK: name, schema.LIMITS_SK: after} if after is not None else None
+        query = Query(self._table, (schema.LIMITS_PK, name), consistent=True, limit=most, start=start)
+        answer = self._ddb.query(**query.params())
+        states = []
+        for raw in answer["Items"]:
+            item = {k: _deserializer.deserialize(v) for k, v in raw.items()}
+            states.append(_state_of(name, item, limit, now_ms))
+        more = "LastEvaluatedKey" in answer and states
+        return states, states[-1].key if more else None
 
 
 def _lane_end(lane: Any) -> float:

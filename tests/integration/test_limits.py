@@ -226,9 +226,18 @@ def _delays(pipeline: Pipeline) -> list[int]:
     return [round((m.delayed_until - now) / 1000) for m in queue._messages if m.delayed]
 
 
+# The pipeline's callers submit with this API key id: a payload key is its owner's.
+OWNER = "k1e2y3i4d5"
+
+
 def _hold_slot(pipeline: Pipeline, customer: str = "c1") -> None:
     LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).acquire(
-        "test_limited", customer, Limit(concurrency=1, key="payload.customer"), "someone-else", 1, 3600
+        "test_limited",
+        f"{OWNER}|{customer}",
+        Limit(concurrency=1, key="payload.customer"),
+        "someone-else",
+        1,
+        3600,
     )
 
 
@@ -246,7 +255,7 @@ def test_a_job_over_its_limit_waits_pending_without_spending_an_attempt(
     assert runs == []
     assert (job["status"], job["attempts"]) == ("pending", 0)
     assert job["waitingFor"]["limit"] == "concurrency"
-    assert job["waitingFor"]["key"] == "c1"
+    assert job["waitingFor"]["key"] == f"{OWNER}|c1"
     assert job["waitingFor"]["retryAt"] > job["statusAt"]  # chosen from the limit's state: later, not now
     assert job["history"] == []  # it never ran
 
@@ -277,7 +286,9 @@ def test_a_refused_start_spends_no_attempt_whatever_dies_when(
     assert pipeline.run_worker(records)["batchItemFailures"]  # its message stays, to come back
     monkeypatch.setattr(cls, name, real)
     assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("pending", 0)
-    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release("test_limited", "c1", "someone-else", 1, 1)
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release(
+        "test_limited", f"{OWNER}|c1", "someone-else", 1, 1
+    )
     clock.advance(3600)  # any lease an attempt could have taken is long over
     pipeline.make_visible(records)
     pipeline.drain()
@@ -301,7 +312,9 @@ def test_however_long_a_job_waits_its_message_never_counts_towards_the_redrive(
         pipeline.deliver(pipeline.queue_url, records, _worker(), "worker")
         _delays_pass(pipeline)
     assert pipeline.visible(pipeline.dlq_url) == 0
-    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release("test_limited", "c1", "someone-else", 1, 1)
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release(
+        "test_limited", f"{OWNER}|c1", "someone-else", 1, 1
+    )
     clock.advance(3600)
     pipeline.drain()
     job = pipeline.job(job_id)
@@ -394,7 +407,7 @@ def test_a_job_refused_longer_than_the_bound_in_all_is_dead_saying_why(
         _delays_pass(pipeline)
     job = pipeline.job(job_id)
     assert (job["status"], runs) == ("dead", [])
-    assert "s in all (concurrency c5)" in job["lastError"]
+    assert f"s in all (concurrency {OWNER}|c5)" in job["lastError"]
     assert "LIMIT_MAX_WAIT_SECONDS" in job["lastError"]
 
 
@@ -425,7 +438,7 @@ def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_cli
     assert by_type["send_email"]["perSecond"] == config.SES_PER_SECOND
     assert (by_type["webhook_delivery"]["concurrency"], by_type["webhook_delivery"]["key"]) == (10, "host")
     assert by_type["test_limited"]["keys"] == [
-        {"key": "c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
+        {"key": f"{OWNER}|c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
     ]
     client = pipeline.request("GET", "/limits")
     assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
@@ -447,6 +460,34 @@ JOB_TYPE = JobType(
     name="paced_call", payload_model=Call, run=lambda payload, context: None, limits=Limit(per_second=2)
 )
 """
+
+
+def test_get_limits_pages_through_every_key_as_get_jobs_does(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Five keys of one limited type, two a page: every key once, in order, then no cursor; a cursor of
+    another list is a 400. Seen to fail with `limits_report`'s `limits.store.page(..., left)` as
+    `limits.store.page(..., 100)` (one page of all five)."""
+    store = LimitStore(pipeline.env[config.ENV_LIMITS_TABLE])
+    for customer in "abcde":
+        store.acquire("test_limited", f"{OWNER}|{customer}", Limit(concurrency=1), "j" + customer, 1, LEASE)
+    operator = pipeline.env[config.ENV_OPERATOR_KEY_ID]
+    listed: list[str] = []
+    cursor = ""
+    for _ in range(10):
+        page = pipeline.request("GET", f"/limits?limit=2{cursor}", api_key_id=operator)
+        assert page.status == 200
+        keys = [
+            k["key"] for view in page.body["limits"] if view["type"] == "test_limited" for k in view["keys"]
+        ]
+        assert sum(len(view["keys"]) for view in page.body["limits"]) <= 2
+        listed += keys
+        if page.body["nextCursor"] is None:
+            break
+        cursor = f"&cursor={page.body['nextCursor']}"
+    assert listed == [f"{OWNER}|{c}" for c in "abcde"]
+    wrong = pipeline.request("GET", "/limits?cursor=eyJxIjoiYSIsInMiOm51bGx9", api_key_id=operator)
+    assert (wrong.status, wrong.body["error"]["code"]) == (400, "invalid_cursor")
 
 
 def test_get_limits_lists_a_job_packages_type_as_the_first_request_of_an_api_process(
