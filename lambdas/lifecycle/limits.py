@@ -17,6 +17,7 @@ worker when it is at most IN_PROCESS_WAIT_SECONDS away, else in a fresh message 
 which comes back holding the reservation; it spends no attempt and is never redriven.
 """
 
+import hashlib
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -85,6 +86,15 @@ def _reads_payload(limit: Limit) -> bool:
     return limit.key not in (LimitKey.NONE, LimitKey.OWNER)
 
 
+def pause_of(limit: Limit, owner: str, payload: Mapping[str, Any]) -> str:
+    """Which receiver's pause (Retry-After) holds a job: its owner's, and the payload's `url` where the
+    limit's key is read from the payload (a webhook's), so one client's receiver pauses only that
+    client's deliveries to that URL. A short digest: it names an attribute of the key's item."""
+    url = payload.get("url") if _reads_payload(limit) else None
+    scope = f"{owner}\n{url if isinstance(url, str) else ''}"
+    return hashlib.sha256(scope.encode()).hexdigest()[:16]
+
+
 def _host(url: Any) -> str:
     if not isinstance(url, str):
         return MISSING_FIELD
@@ -111,6 +121,7 @@ class Admission:
     tag: int = 0
     refused: WaitingFor | None = None
     reserved: bool = False  # the refusal's `until` is a start reserved for this job
+    pause: str | None = None  # which receiver's pause holds it (`pause_of`)
     started: float = 0.0
     released: bool = False
 
@@ -157,13 +168,15 @@ class Limits:
             return admission
         wait = sent.wait
         if wait is not None and wait.key is not None:
-            key = wait.key
+            key, pause = wait.key, wait.pause or pause_of(limit, owner, {})
         else:
             if _reads_payload(limit):
                 job = job or read()
                 if job is None:
                     return admission
-            key = key_of(limit, owner, job.payload if job is not None else {})
+            payload = job.payload if job is not None else {}
+            key, pause = key_of(limit, owner, payload), pause_of(limit, owner, payload)
+        admission.pause = pause
         reserved = wait is not None and wait.reserved
         admission.name, admission.key, admission.limit = job_type, key, limit
         admission.tag = random.getrandbits(48)
@@ -194,6 +207,7 @@ class Limits:
                 lane=lane,
                 reserved=reserved,
                 reserve=reserve,
+                pause=admission.pause,
             )
 
         for _ in range(_IN_PROCESS_WAITS):
@@ -210,15 +224,16 @@ class Limits:
             reserved, until = True, answer.until
         return acquire(True, True)
 
-    def pause(self, job: Job, job_type: JobType[Any], until: float) -> str | None:
-        """Hold every job of this job's key until `until` (a receiver's Retry-After); the key, or None
-        when the type has no limit (then only this job waits)."""
+    def pause(self, job: Job, job_type: JobType[Any], until: float) -> tuple[str, str] | None:
+        """Hold the jobs this job's receiver answers for (`pause_of`: its owner's, to its URL) until
+        `until` (a receiver's Retry-After); the key and the pause, or None when the type has no limit
+        (then only this job waits)."""
         limit = limit_of(job_type, self._overrides)
         if limit is None:
             return None
-        key = key_of(limit, job.owner, job.payload)
-        self.store.pause(job_type.name, key, until)
-        return key
+        key, pause = key_of(limit, job.owner, job.payload), pause_of(limit, job.owner, job.payload)
+        self.store.pause(job_type.name, key, pause, until)
+        return key, pause
 
     def limited(self, job_types: list[JobType[Any]]) -> list[tuple[str, Limit]]:
         """Each limited type's name and limit on this stack, by name."""
@@ -299,4 +314,4 @@ def _why(refused: Refused, limit: Limit) -> str:
         return f"all {limit.concurrency} slots of its limit are taken"
     if refused.kind is LimitKind.PER_SECOND:
         return f"its limit of {limit.per_second:g}/s (burst {limit.bucket}) is used up"
-    return "its key is paused: a receiver asked to be called later (Retry-After)"
+    return "its receiver asked to be called later (Retry-After)"

@@ -174,7 +174,8 @@ class Worker:
         if admission.refused is not None:
             waiting = admission.refused
             sending = _Sent(job_id, admission.job_type, admission.owner)
-            return self._wait(message, sending, Wait(waiting.key, waiting.until, admission.reserved), waiting)
+            wait = Wait(waiting.key, waiting.until, admission.reserved, admission.pause)
+            return self._wait(message, sending, wait, waiting)
         try:
             claim = self._store.claim_attempt(job_id, self._settings.lease_seconds)
         except NotClaimableError as refused:
@@ -306,9 +307,9 @@ class Worker:
     def _later(self, job: Job, job_type: JobType[Any], later: RetryLater) -> WaitingFor:
         until = self._store.now() + later.seconds
         if later.pause:
-            key = self._limits.pause(job, job_type, until)
-            if key is not None:
-                return WaitingFor(LimitKind.PAUSED, key, until, later.reason)
+            paused = self._limits.pause(job, job_type, until)
+            if paused is not None:
+                return WaitingFor(LimitKind.PAUSED, paused[0], until, later.reason)
         return WaitingFor(LimitKind.RETRY_LATER, None, until, later.reason)
 
     def _wait(

@@ -14,7 +14,9 @@ An item holds what the limit needs to say yes or no in one conditional write:
   owners waiting apart, so the waiters of one key come back one at a time, round-robin across owners,
   never all at once. While `line` is ahead, a job that holds no reservation is refused even if the
   bucket has a token: the tokens are the reserved jobs';
-- `pausedUntil` (ms): a receiver's Retry-After stops every start of the key until then;
+- `p_<pause>` (ms): a receiver's Retry-After stops the starts of the jobs it answers for (one client's
+  deliveries to one URL: `pause_of` in `lambdas/lifecycle/limits.py`) until then; `pausedUntil`, a
+  pause of the whole key written before pauses were scoped, is still honoured until it ends;
 - `ran`: the last run's length (ms), which sizes a concurrency limit's interval; `ver`: bumped by every
   acquire; `expiresAt`: seven days after the key's last use (the table's TTL removes unused keys).
 
@@ -49,6 +51,8 @@ _STALE_LANE_MS = 60_000
 # A key unused this long is removed by the table's TTL (its state is then that of a key never used).
 KEY_TTL_SECONDS = 7 * 24 * 3600
 _SHORTEST_WAIT_SECONDS = 1.0
+# A receiver's pause is the item's attribute of this prefix and the pause's digest.
+_PAUSE_PREFIX = "p_"
 # The lane of jobs without an owner (an attribute name cannot be empty).
 _NO_LANE = "-"
 # A concurrency limit's interval before any run's length is known.
@@ -138,6 +142,7 @@ class LimitStore:
         lane: str = "",
         reserved: bool = False,
         reserve: bool = True,
+        pause: str | None = None,
     ) -> Admitted | Refused:
         """Take a start (and a slot, if the limit has a concurrency) for `job_id`, the slot marked with
         `tag` (what a release must name). `reserved`: the job comes back at a start reserved for it, so
@@ -146,7 +151,7 @@ class LimitStore:
         for tries in range(_WRITE_TRIES):
             now_ms = self.now() * 1000
             try:
-                self._fast_acquire(name, key, limit, job_id, tag, now_ms, lease_seconds, reserved)
+                self._fast_acquire(name, key, limit, job_id, tag, now_ms, lease_seconds, reserved, pause)
                 return Admitted()
             except ConditionFailedError as failed:
                 seen = failed.item
@@ -160,7 +165,7 @@ class LimitStore:
                 continue  # it exists now: try the one write again
             item = {k: _deserializer.deserialize(v) for k, v in seen.items()}
             self._remember(name, key, item)
-            refused = _refusal(item, limit, job_id, now_ms, reserved)
+            refused = _refusal(item, limit, job_id, now_ms, reserved, pause)
             if refused is not None:
                 if not reserve or refused.kind is LimitKind.PAUSED:
                     return refused
@@ -188,6 +193,7 @@ class LimitStore:
         now_ms: float,
         lease: int,
         reserved: bool,
+        pause: str | None,
     ) -> None:
         names: dict[str, str] = {}
         values: dict[str, Any] = {":one": 1, ":now": int(now_ms), ":exp": self._expires(now_ms)}
@@ -195,6 +201,9 @@ class LimitStore:
         conditions = ["attribute_exists(ver)", "(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)"]
         if not reserved:
             conditions.append("(attribute_not_exists(line) OR line <= :now)")
+        if pause is not None:
+            names["#p"] = _PAUSE_PREFIX + pause
+            conditions.append("(attribute_not_exists(#p) OR #p <= :now)")
         if limit.concurrency is not None:
             names["#j"] = job_id
             sets.append("holders.#j = :lease")
@@ -393,10 +402,12 @@ class LimitStore:
             name, key, "REMOVE holders.#j SET ran = :ran", "holders.#j.a = :tag", values, job_id
         )
 
-    def pause(self, name: str, key: str, until: float) -> None:
-        """Stop every start of this key until `until` (never shortening a longer pause)."""
-        condition = "attribute_not_exists(pausedUntil) OR pausedUntil < :until"
-        self._write(name, key, "SET pausedUntil = :until", condition, {":until": int(until * 1000)})
+    def pause(self, name: str, key: str, pause: str, until: float) -> None:
+        """Stop the starts of the jobs `pause` holds until `until` (never shortening a longer pause)."""
+        condition = "attribute_not_exists(#j) OR #j < :until"
+        self._write(
+            name, key, "SET #j = :until", condition, {":until": int(until * 1000)}, _PAUSE_PREFIX + pause
+        )
 
     def states(self, name: str, limit: Limit) -> Iterator[LimitState]:
         """Each key of limit `name` that has an item, as it stands now."""
@@ -447,11 +458,13 @@ def _needs_rewrite(item: dict[str, Any], limit: Limit, now_ms: float) -> bool:
 
 
 def _refusal(
-    item: dict[str, Any], limit: Limit, job_id: str, now_ms: float, reserved: bool
+    item: dict[str, Any], limit: Limit, job_id: str, now_ms: float, reserved: bool, pause: str | None
 ) -> Refused | None:
     """Why this job may not start now, and the earliest the limit allows it; None when it may."""
     refusals: list[Refused] = []
     paused = float(item.get("pausedUntil", 0))
+    if pause is not None:
+        paused = max(paused, float(item.get(_PAUSE_PREFIX + pause, 0)))
     if paused > now_ms:
         refusals.append(Refused(LimitKind.PAUSED, paused / 1000))
     if limit.concurrency is not None:
@@ -483,7 +496,8 @@ def _state_of(name: str, item: dict[str, Any], limit: Limit, now_ms: float) -> L
         tokens = max(
             0.0, min(float(limit.bucket), (now_ms + _tolerance_ms(limit) - tat) / _interval_ms(limit) + 1)
         )
-    paused = float(item.get("pausedUntil", 0))
+    pauses = [float(v) for k, v in item.items() if k.startswith(_PAUSE_PREFIX) or k == "pausedUntil"]
+    paused = max(pauses, default=0.0)
     # The starts reserved ahead: a lane ends one step after its last reserved start, its starts a step
     # apart, so what lies between now and its end, over its step, is how many of its jobs still wait.
     waiting = sum(

@@ -48,6 +48,7 @@ class Wait:
     key: str | None
     until: float
     reserved: bool = False
+    pause: str | None = None  # which receiver's pause holds the job (see `lambdas/lifecycle/limits.py`)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def job_message(
             body["key"] = wait.key
         if wait.reserved:
             body["reserved"] = True
+        if wait.pause is not None:
+            body["pause"] = wait.pause
     return json.dumps(body, separators=(",", ":"))
 
 
@@ -89,11 +92,17 @@ def parse_job_message(body: str) -> JobMessage:
         raise MalformedMessageError("body has no string jobId")
     assert isinstance(data, dict)
     job_type, owner, key, until = data.get("type"), data.get("owner"), data.get("key"), data.get("until")
+    pause = data.get("pause")
     if not isinstance(job_type, str) or not isinstance(owner, str):
         return JobMessage(job_id)  # anything else it says is read from the job
     wait = None
     if isinstance(until, int) and not isinstance(until, bool):
-        wait = Wait(key if isinstance(key, str) else None, until / 1000, data.get("reserved") is True)
+        wait = Wait(
+            key if isinstance(key, str) else None,
+            until / 1000,
+            data.get("reserved") is True,
+            pause if isinstance(pause, str) else None,
+        )
     return JobMessage(job_id, job_type, owner, wait)
 
 

@@ -168,19 +168,27 @@ def test_keys_are_separate_limits(limits: LimitStore) -> None:
     assert isinstance(_acquire(limits, limit, "c", key="alpha"), Refused)
 
 
-def test_a_pause_holds_every_start_of_its_key_until_it_ends(limits: LimitStore, clock: Clock) -> None:
-    """Seen to fail with the fast path's `pausedUntil <= :now` condition dropped (and `_refusal` then
-    reached only on other failures)."""
+def test_a_pause_holds_the_starts_it_names_until_it_ends_and_no_others(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """A receiver's pause holds the jobs it answers for (one client's deliveries to one URL), not the
+    key's others. Seen to fail with the fast path's `#p <= :now` as `#p >= :now` (the paused job
+    started)."""
     limit = Limit(concurrency=10, key="host")
     assert isinstance(_acquire(limits, limit, "a", key="h:1"), Admitted)
-    limits.pause("t", "h:1", clock() + 30)
-    refused = _acquire(limits, limit, "b", key="h:1")
+    limits.pause("t", "h:1", "alpha-url", clock() + 30)
+
+    def acquire(job: str, pause: str, key: str = "h:1") -> Admitted | Refused:
+        return limits.acquire("t", key, limit, job, 1, LEASE, pause=pause, reserve=False)
+
+    refused = acquire("b", "alpha-url")
     assert isinstance(refused, Refused)
     assert refused.kind is LimitKind.PAUSED
     assert refused.until == pytest.approx(clock() + 30, abs=0.01)
-    assert isinstance(_acquire(limits, limit, "c", key="h:2"), Admitted)  # another host is not paused
+    assert isinstance(acquire("c", "beta-url"), Admitted)  # another client's (or URL's) jobs run on
+    assert isinstance(acquire("d", "alpha-url", key="h:2"), Admitted)  # another host is not paused
     clock.advance(31)
-    assert isinstance(_acquire(limits, limit, "b", key="h:1"), Admitted)
+    assert isinstance(acquire("b", "alpha-url"), Admitted)
 
 
 # --- the worker: waiting spends no attempt and never redrives ---------------------------------------
