@@ -15,7 +15,7 @@ export AWS_EC2_METADATA_DISABLED := true
 venv: $(VENV)/.installed
 
 # The first install takes minutes: say what is happening, and let pip list what it fetches.
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml client/pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-tools.txt requirements-dev.txt pyproject.toml client/pyproject.toml
 	@echo "==> [1/4] the virtualenv $(VENV) (its first install takes a few minutes)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/4] upgrading pip"

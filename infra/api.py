@@ -25,8 +25,6 @@ from lambdas import config
 from lambdas.handlers.rest.security import SECURITY_HEADERS
 from lambdas.models.iam import IamCallers
 
-STAGE_NAME: Final = "v1"
-
 # Every route of the api function (the OpenAPI document lists the same ones: tests/infra/test_api.py).
 ROUTES: Final = (
     ("POST", "/jobs"),
@@ -217,7 +215,7 @@ class JobsApi(Construct):
             default_method_options=None if iam_mode else apigateway.MethodOptions(api_key_required=True),
             policy=resource_policy(settings.iam_callers) if iam_mode else None,
             deploy_options=apigateway.StageOptions(
-                stage_name=STAGE_NAME,
+                stage_name=config.API_STAGE,
                 tracing_enabled=True,
                 metrics_enabled=True,
                 throttling_rate_limit=stage_throttle(settings, callers)[0],

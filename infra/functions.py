@@ -316,6 +316,7 @@ def stack_environment(
         config.ENV_SCHEDULE_HORIZON_SECONDS: str(settings.schedule_horizon_seconds),
         config.ENV_SCHEDULES_TABLE: tables.schedules.table_name,
         config.ENV_MAX_SCHEDULES_PER_CLIENT: str(settings.max_schedules_per_client),
+        config.ENV_MAX_FIRINGS_PER_CLIENT_DAY: str(settings.max_firings_per_client_day),
     }
 
 

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from lambdas import config
 from lambdas.jobs.base import JobType, WorkerFunction
-from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
+from lambdas.jobs.registry import BUILTIN_PACKAGE, type_modules
 
 CONTEXT_PACKAGES: Final = "jobPackages"
 CONTEXT_SETTINGS: Final = "jobSettings"
@@ -285,7 +285,11 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
             f"job type {name!r} ({module}) does not import: {type(error).__name__}: {error}"
         ) from None
     if not isinstance(job_type, JobType):
-        raise JobTypesError(f"job type {name!r}: {module} defines no JOB_TYPE = JobType(...)")
+        raise JobTypesError(
+            f"job type {name!r}: {module} defines no JOB_TYPE = JobType(...); every module of a package"
+            f" of job types is a type, except those whose name starts with '_': name a helper module"
+            f" _{name}.py and it is skipped"
+        )
     if job_type.name != name:
         raise JobTypesError(f"job type {name!r}: {module} defines a type named {job_type.name!r}")
     problems = [*_function_problems(job_type.function), *_secret_problems(job_type.secrets)]

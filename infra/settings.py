@@ -101,6 +101,7 @@ class Settings:
     webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
     schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
     max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
+    max_firings_per_client_day: int = config.MAX_FIRINGS_PER_CLIENT_DAY
     auth: config.AuthMode = config.AuthMode.API_KEY
     iam_clients: tuple[tuple[str, str], ...] = ()  # (client name, role ARN)
     iam_operators: tuple[str, ...] = ()  # role ARNs
@@ -135,6 +136,8 @@ class Settings:
             yield f"scheduleHorizonSeconds must be 1..{config.MAX_DELAY_SECONDS}"
         if self.max_schedules_per_client < 1:
             yield "maxSchedulesPerClient must be at least 1"
+        if self.max_firings_per_client_day < 1:
+            yield "maxFiringsPerClientDay must be at least 1"
         if not self.thumbnail_sizes or not all(thumbnail_size_allowed(size) for size in self.thumbnail_sizes):
             yield f"thumbnailSizes: {THUMBNAIL_SIZES_RULE}"
         for key, value in (
@@ -363,6 +366,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "webhookHostConcurrency": ("webhook_host_concurrency", _int),
     "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),
     "maxSchedulesPerClient": ("max_schedules_per_client", _int),
+    "maxFiringsPerClientDay": ("max_firings_per_client_day", _int),
     "auth": ("auth", _auth),
     "iamClients": ("iam_clients", _roles),
     "iamOperators": ("iam_operators", _names),

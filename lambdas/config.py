@@ -48,6 +48,7 @@ ENV_LIMIT_MAX_WAIT_SECONDS: Final = "LIMIT_MAX_WAIT_SECONDS"
 ENV_SCHEDULE_HORIZON_SECONDS: Final = "SCHEDULE_HORIZON_SECONDS"
 ENV_SCHEDULES_TABLE: Final = "SCHEDULES_TABLE_NAME"
 ENV_MAX_SCHEDULES_PER_CLIENT: Final = "MAX_SCHEDULES_PER_CLIENT"
+ENV_MAX_FIRINGS_PER_CLIENT_DAY: Final = "MAX_FIRINGS_PER_CLIENT_DAY"
 # Job types (lambdas/jobs/packages.py): the packages a function registers besides the built-in one, the
 # queue of each type that runs in a function of its own (JSON: type -> URL), the settings of the types a
 # worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
@@ -71,6 +72,13 @@ SCHEDULE_HORIZON_SECONDS: Final = MAX_DELAY_SECONDS
 RUN_AT_TOLERANCE_SECONDS: Final = 1
 # Recurring schedules (POST /schedules): how many one client may keep (context key maxSchedulesPerClient).
 MAX_SCHEDULES_PER_CLIENT: Final = 100
+# The jobs one client's schedules may create in a UTC day (context key maxFiringsPerClientDay): as many as
+# its key may submit a day through the API by default (apiQuotaPerDay). Past it, firings are skipped with
+# the reason on the schedule.
+MAX_FIRINGS_PER_CLIENT_DAY: Final = 100_000
+# A schedule's job payload as stored (compact JSON, UTF-8): well below the request body's limit, so the
+# tick that fires a schedule, and a page of a client's schedules, stay small whatever clients store.
+MAX_SCHEDULE_PAYLOAD_BYTES: Final = 64 * 1024
 # SQS caps a message's visibility timeout at 12 hours: the longest retry delay a message can wait out.
 SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
@@ -89,6 +97,8 @@ MAX_RETRY_AFTER_SECONDS: Final = 3600
 # A client's rotated-out webhook signing secret still signs (beside the new one) for this long.
 WEBHOOK_SECRET_OVERLAP_SECONDS: Final = 24 * 60 * 60
 MAX_BODY_BYTES: Final = 256 * 1024
+# API Gateway's stage: the first segment of every route's path (`/v1/jobs`), so it versions the API.
+API_STAGE: Final = "v1"
 # Arrays and objects nested deeper than this in a request body are refused (400 nesting_too_deep):
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
 MAX_JSON_DEPTH: Final = 32
@@ -115,7 +125,6 @@ LEASE_MARGIN_SECONDS: Final = 30
 LEASE_SECONDS: Final = WORKER_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
 # AWS guidance: the source queue's visibility timeout is at least six times the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
-VISIBILITY_TIMEOUT_SECONDS: Final = VISIBILITY_TIMEOUT_FACTOR * WORKER_TIMEOUT_SECONDS
 # What a job type may ask of the function that runs it (`WorkerFunction`): Lambda's own bounds.
 LAMBDA_MAX_TIMEOUT_SECONDS: Final = 900
 LAMBDA_MIN_MEMORY_MB: Final = 128

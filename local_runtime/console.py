@@ -21,12 +21,6 @@ from local_runtime.sigv4 import IamSigner
 from offload_cli.render import TRANSITION, render_transition
 
 
-def short_function_name(handler: str) -> str:
-    """`lambdas.handlers.worker.handler` -> `worker`."""
-    parts = handler.split(".")
-    return parts[-2] if len(parts) >= 2 else handler
-
-
 def offload_command() -> str:
     """How to run the `offload` installed next to this Python, as a user can paste it from here."""
     script = Path(sys.executable).parent / "offload"

@@ -5,6 +5,8 @@ import uuid
 from dataclasses import dataclass, field
 
 DEFAULT_REGION = "us-east-1"
+# moto accepts any credentials; these make boto3 sign requests without looking for real ones.
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 DEFAULT_ACCOUNT = "123456789012"
 
 

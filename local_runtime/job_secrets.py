@@ -1,4 +1,5 @@
-"""The job types' secrets in the local runtime: values from `.local/secrets.json`, a git-ignored file.
+"""The job types' secrets in the local runtime: values from `.local/secrets.json`, a git-ignored file in
+the project's folder (a user's project when the runtime starts in one, local_runtime/runtime.py).
 
 The template's secrets that a job type declared carry their name as a tag (infra/job_secrets.py).
 Provisioning creates each with a random value, as Secrets Manager would; this then puts the file's
@@ -13,11 +14,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from local_runtime.state import REPO_ROOT
 from local_runtime.template import model as prov_model
 from local_runtime.template.model import Provisioned
 
-SECRETS_FILE = REPO_ROOT / ".local" / "secrets.json"
+SECRETS_PATH = Path(".local") / "secrets.json"  # under the project's folder
 NAME_TAG = "offload:job-secret"  # infra/job_secrets.py's, read here from the template alone
 
 
@@ -38,7 +38,7 @@ def fill_secrets(
     provisioned: Provisioned,
     client: Callable[[str], Any],
     say: Callable[[str], None],
-    path: Path = SECRETS_FILE,
+    path: Path,
 ) -> dict[str, bool]:
     """Put each declared secret's value from `path`; name -> whether the file gave it one."""
     declared = declared_secrets(template)

@@ -11,11 +11,8 @@ from typing import Any
 
 import boto3
 
-from local_runtime.context import DEFAULT_REGION
+from local_runtime.context import CREDENTIALS, DEFAULT_REGION
 from local_runtime.moto_main import require_item_operations
-
-# moto accepts any credentials; these make boto3 sign requests without looking for real ones.
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -22,19 +22,17 @@ from typing import Any
 from lambdas import config
 from lambdas.config import KeyRole
 from lambdas.models.iam import IamCallers
-from lambdas.store.schedules import ScheduleStore
 from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, iam_banner, startup_banner
 from local_runtime.context import DEFAULT_ACCOUNT
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
-from local_runtime.job_secrets import SECRETS_FILE, fill_secrets
+from local_runtime.job_secrets import SECRETS_PATH, fill_secrets
 from local_runtime.lambda_pool import FunctionConfig, FunctionPool, Invocation
 from local_runtime.lambda_worker import EXTRA_MODULES_ENV
 from local_runtime.moto_server import MotoServer
 from local_runtime.reload import CodeWatcher
-from local_runtime.schedule_timer import ScheduleTimer
 from local_runtime.scheduler import Scheduler
 from local_runtime.sigv4 import IamSigner, SignatureCheck, signers_for
 from local_runtime.state import REPO_ROOT, STATE_FILE, remove_state, write_state
@@ -52,7 +50,6 @@ LOCAL_FUNCTION_ENV: Mapping[str, str] = {
     "TZ": "UTC",
     "LANG": "C.UTF-8",
 }
-SCHEDULES_HANDLER = "lambdas.handlers.schedules.handler"
 API_ENVIRONMENTS = 4  # concurrent API requests served at once (API Gateway has no such limit)
 
 
@@ -65,7 +62,7 @@ class RuntimeSettings:
     context: dict[str, Any] = field(default_factory=dict)  # CDK context on top of LOCAL_CONTEXT
     template: dict[str, Any] | None = None  # an already synthesized template (skips synth)
     # Development and test speed-ups; each one is a documented difference from the deployed stack.
-    schedule_seconds: float | None = None  # run rate() schedules this often instead
+    schedule_seconds: float | None = None  # run scheduled rules this often instead (not Scheduler's)
     # handler -> Timeout, and handler -> its queues' VisibilityTimeout, of every function of that handler
     # (the workers of all worker groups share one).
     function_timeouts: dict[str, int] = field(default_factory=dict)
@@ -75,17 +72,27 @@ class RuntimeSettings:
     verbose: bool = False
     quiet: bool = False
     state_file: Path | None = STATE_FILE
-    secrets_file: Path = SECRETS_FILE  # the job types' secrets' values (local_runtime/job_secrets.py)
+    # The job types' secrets' values (local_runtime/job_secrets.py), in the project's own folder.
+    secrets_file: Path = field(default_factory=lambda: project_root() / SECRETS_PATH)
     reload: bool = False  # `make run`: new function environments when lambdas/ or a package changes
 
 
+def project_root() -> Path:
+    """The folder of the project the runtime serves: where it starts when a `cdk.json` is there (a
+    user's project of job types), else offload's checkout."""
+    here = Path.cwd()
+    if (here / "cdk.json").is_file() and here.resolve() != REPO_ROOT:
+        return here
+    return REPO_ROOT
+
+
 def project_context() -> dict[str, Any]:
-    """A user's project's own CDK context (its `jobPackages`...): `cdk.json` where the runtime starts,
-    when that is not offload's checkout (whose cdk.json the synth reads anyway)."""
-    here = Path.cwd() / "cdk.json"
-    if not here.is_file() or here.resolve() == (REPO_ROOT / "cdk.json").resolve():
+    """A user's project's own CDK context (its `jobPackages`...), when the runtime starts in one (offload's
+    own cdk.json the synth reads anyway)."""
+    root = project_root()
+    if root == REPO_ROOT:
         return {}
-    context: dict[str, Any] = json.loads(here.read_text()).get("context", {})
+    context: dict[str, Any] = json.loads((root / "cdk.json").read_text()).get("context", {})
     return context
 
 
@@ -177,7 +184,6 @@ class LocalRuntime:
         self.pools: dict[str, FunctionPool] = {}
         self.sources: list[SqsEventSource] = []
         self.schedulers: list[Scheduler] = []
-        self.schedule_timer: ScheduleTimer | None = None
         self.alerts: AlertCollector | None = None
         self.front_door: FrontDoor | None = None
         self.watcher: CodeWatcher | None = None
@@ -237,14 +243,13 @@ class LocalRuntime:
                 scheduler = Scheduler(
                     schedule,
                     self.pools[schedule.function].invoke,
-                    self.settings.schedule_seconds or schedule.rate_seconds,
                     provisioned.account,
                     provisioned.region,
+                    every_seconds=self.settings.schedule_seconds,
                     on_result=functools.partial(self._report, name),
                 )
                 scheduler.start()
                 self.schedulers.append(scheduler)
-        self._start_schedule_timer(provisioned)
         if provisioned.apis:
             self.front_door = self._front_door(provisioned, provisioned.apis[0])
             self.front_door.start()
@@ -265,29 +270,11 @@ class LocalRuntime:
             "jobs, queues and keys are kept"
         )
 
-    def _start_schedule_timer(self, provisioned: prov.Provisioned) -> None:
-        """EventBridge Scheduler's part: fire the recurring schedules the API stored (moto never does)."""
-        by_handler = {f.handler: logical_id for logical_id, f in provisioned.functions.items()}
-        function = by_handler.get(SCHEDULES_HANDLER)
-        if function is None or function not in self.pools:
-            return
-        table = provisioned.functions[function].environment[config.ENV_SCHEDULES_TABLE]
-        store = ScheduleStore(table, ddb=self.moto.client("dynamodb"))
-        name = self._short(function)
-
-        def invoke(event: dict[str, Any]) -> None:
-            self._report(name, self.pools[function].invoke(event))
-
-        self.schedule_timer = ScheduleTimer(store, invoke)
-        self.schedule_timer.start()
-
     def stop(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
         if self.front_door is not None:
             self.front_door.stop()
-        if self.schedule_timer is not None:
-            self.schedule_timer.stop()
         for scheduler in self.schedulers:
             scheduler.stop()
         for source in self.sources:
@@ -331,9 +318,6 @@ class LocalRuntime:
         for api in provisioned.apis:
             for route in api.routes:
                 environments.setdefault(route.function, API_ENVIRONMENTS)
-        for logical_id, function in provisioned.functions.items():
-            if function.handler == SCHEDULES_HANDLER:
-                environments.setdefault(logical_id, 2)  # invoked by the schedule timer
         for logical_id, function in provisioned.functions.items():
             if logical_id not in environments:
                 continue  # nothing invokes it locally

@@ -35,6 +35,8 @@ from datetime import UTC, datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+from local_runtime.context import CREDENTIALS
+
 _UNCHECKED = frozenset({"policy", "x-amz-signature", "file"})
 
 
@@ -55,8 +57,6 @@ class Refusal:
 
 def local_credentials() -> dict[str, str]:
     """The local runtime's one credential (what its functions sign with): access key id -> secret."""
-    from local_runtime.moto_server import CREDENTIALS  # moto_server imports moto_main, which imports this
-
     return {CREDENTIALS["AWS_ACCESS_KEY_ID"]: CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
 
 

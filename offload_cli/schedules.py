@@ -15,7 +15,7 @@ from offload_cli.commands import _payload as read_payload
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target
 
-ACTIONS = ("create", "list", "show", "pause", "resume", "run", "delete")
+_CLIENT_HELP = "the operator's key: the client whose schedule(s) these are (its API key id, or IAM name)"
 
 
 def add_commands(subcommands: Any) -> None:
@@ -38,7 +38,10 @@ def add_commands(subcommands: Any) -> None:
     )
     create.add_argument("--max-attempts", type=int)
     create.add_argument("--paused", action="store_true")
-    actions.add_parser("list", help="the key's schedules")
+    listing = actions.add_parser(
+        "list", help="the key's schedules (the operator's: every client's), failing ones first"
+    )
+    listing.add_argument("--client", help=_CLIENT_HELP)
     for name, what in (
         ("show", "a schedule, its next fire times and last jobs (JSON)"),
         ("pause", "stop its firings"),
@@ -46,7 +49,9 @@ def add_commands(subcommands: Any) -> None:
         ("run", "fire once now"),
         ("delete", "delete it (its jobs stay)"),
     ):
-        actions.add_parser(name, help=what).add_argument("schedule_id")
+        action = actions.add_parser(name, help=what)
+        action.add_argument("schedule_id")
+        action.add_argument("--client", help=_CLIENT_HELP)
 
     reschedule = subcommands.add_parser("reschedule", help="move a job that has not started to a new time")
     reschedule.add_argument("job_id")
@@ -69,16 +74,17 @@ def schedule(target: Target, args: argparse.Namespace) -> int:
             )
             print(_line(created), flush=True)
         elif args.action == "list":
-            for found in api.schedules():
+            # Failing ones first across every page (the API orders within a page), then as listed.
+            for found in sorted(api.schedules(args.client), key=lambda s: not s.failing):
                 print(_line(found), flush=True)
         elif args.action == "show":
-            print(json.dumps(api.schedule(args.schedule_id).raw, indent=2), flush=True)
+            print(json.dumps(api.schedule(args.schedule_id, args.client).raw, indent=2), flush=True)
         elif args.action == "run":
-            job = api.run_schedule(args.schedule_id)
+            job = api.run_schedule(args.schedule_id, args.client)
             print(f"{args.schedule_id}  ran: job {job.job_id} {job.status}", flush=True)
         else:
             changed = {"pause": api.pause, "resume": api.resume, "delete": api.delete_schedule}[args.action]
-            done = changed(args.schedule_id)
+            done = changed(args.schedule_id, args.client)
             print(f"{done.schedule_id}  {'deleted' if args.action == 'delete' else done.state}", flush=True)
     return ExitCode.OK
 
@@ -98,4 +104,8 @@ def reschedule(target: Target, args: argparse.Namespace) -> int:
 
 def _line(found: Schedule) -> str:
     upcoming = found.next_fire_times[0] if found.next_fire_times else "-"
-    return f"{found.schedule_id}  {found.state:<7}  {found.expression} ({found.time_zone})  next {upcoming}  {found.name}"
+    line = (
+        f"{found.schedule_id}  {found.owner}  {found.state:<7}  {found.expression} ({found.time_zone})  "
+        f"next {upcoming}  {found.name}"
+    )
+    return f"{line}\n  failing: {found.last_error}" if found.failing else line

@@ -44,6 +44,7 @@ from offload_client.models import (
 )
 
 PAGE_LIMIT = 100  # the most one page of a list route holds
+SCHEDULES_PAGE_LIMIT = 50  # a page of schedules holds fewer: each may carry a 64 KiB payload
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _ERRNO_TEXT = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
 
@@ -162,30 +163,38 @@ class Client:
             body["state"] = "paused"
         return Schedule.from_api(self.request("POST", "schedules", json=body))
 
-    def schedules(self) -> Iterator[Schedule]:
-        for entry in self.request("GET", "schedules")["schedules"]:
+    def schedules(self, client: str | None = None) -> Iterator[Schedule]:
+        """The caller's schedules; the operator's key: `client`'s, or every client's without it."""
+        params = {"client": client} if client is not None else None
+        for entry in self.pages("schedules", "schedules", params, SCHEDULES_PAGE_LIMIT):
             yield Schedule.from_api(entry)
 
-    def schedule(self, schedule_id: str) -> Schedule:
-        return Schedule.from_api(self.request("GET", schedule_path(schedule_id)))
+    def schedule(self, schedule_id: str, client: str | None = None) -> Schedule:
+        return Schedule.from_api(
+            self.request("GET", schedule_path(schedule_id), params=_client_param(client))
+        )
 
-    def update_schedule(self, schedule_id: str, **changes: Any) -> Schedule:
-        """Change fields of a schedule, named in snake_case (`state="paused"`, `expression=...`)."""
+    def update_schedule(self, schedule_id: str, client: str | None = None, **changes: Any) -> Schedule:
+        """Change fields of a schedule, named in snake_case (`state="paused"`, `expression=...`); the
+        operator names another client's schedule with `client`."""
         body = {camel(name): value for name, value in changes.items()}
-        return Schedule.from_api(self.request("PATCH", schedule_path(schedule_id), json=body))
+        path = schedule_path(schedule_id)
+        return Schedule.from_api(self.request("PATCH", path, json=body, params=_client_param(client)))
 
-    def pause(self, schedule_id: str) -> Schedule:
-        return self.update_schedule(schedule_id, state="paused")
+    def pause(self, schedule_id: str, client: str | None = None) -> Schedule:
+        return self.update_schedule(schedule_id, client, state="paused")
 
-    def resume(self, schedule_id: str) -> Schedule:
-        return self.update_schedule(schedule_id, state="enabled")
+    def resume(self, schedule_id: str, client: str | None = None) -> Schedule:
+        return self.update_schedule(schedule_id, client, state="enabled")
 
-    def run_schedule(self, schedule_id: str) -> Submitted:
+    def run_schedule(self, schedule_id: str, client: str | None = None) -> Submitted:
         """One firing now: the job it created."""
-        return Submitted.from_api(self.request("POST", schedule_path(schedule_id, "run")))
+        path = schedule_path(schedule_id, "run")
+        return Submitted.from_api(self.request("POST", path, params=_client_param(client)))
 
-    def delete_schedule(self, schedule_id: str) -> Schedule:
-        return Schedule.from_api(self.request("DELETE", schedule_path(schedule_id)))
+    def delete_schedule(self, schedule_id: str, client: str | None = None) -> Schedule:
+        path = schedule_path(schedule_id)
+        return Schedule.from_api(self.request("DELETE", path, params=_client_param(client)))
 
     def children(self, job_id: str, *, page_size: int = PAGE_LIMIT) -> Iterator[Child]:
         for entry in self.pages(job_path(job_id, "children"), "children", None, page_size):
@@ -380,3 +389,7 @@ def _reason(error: requests.RequestException) -> str:
     """The operating system's words ("Connection refused"), not urllib3's nested repr."""
     found = _ERRNO_TEXT.search(str(error))
     return found.group(1).strip() if found else type(error).__name__
+
+
+def _client_param(client: str | None) -> dict[str, str] | None:
+    return {"client": client} if client is not None else None

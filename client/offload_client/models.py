@@ -6,7 +6,6 @@ client cannot drift from the API. `raw` keeps the document as the API sent it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
@@ -16,10 +15,6 @@ TERMINAL = frozenset({"done", "dead", "cancelled"})  # the states a job never le
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
-
-
-def snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 class _FromApi:
@@ -92,6 +87,7 @@ class Schedule(_FromApi):
     """ScheduleView: a recurring schedule, its next fire times and the jobs of its last firings."""
 
     schedule_id: str
+    owner: str
     name: str
     expression: str
     time_zone: str
@@ -101,6 +97,9 @@ class Schedule(_FromApi):
     created_at: str
     next_fire_times: list[str]
     last_jobs: list[dict[str, Any]]
+    failing: bool
+    last_error: str | None
+    last_error_at: str | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -1,10 +1,10 @@
 """The `schedules` function: creates the jobs of the recurring schedules' firings.
 
-Two events: the stack's minute tick, `{"tick": "<scheduled time>"}` from its one EventBridge Scheduler
-schedule, fires every enabled schedule due in the minute before; a firing, `{"owner", "scheduleId",
-"scheduledTime"}`, fires one (the local runtime's timer sends these). Each firing creates its one job; a
-repeated or retried delivery finds the job made and makes no second one. An error (the
-table unavailable) raises, so EventBridge Scheduler retries and, at the end, puts the firing on the
+One event, on AWS and under `make run` alike: the stack's minute tick, `{"tick": "<scheduled time>"}` from
+its one EventBridge Scheduler schedule (the local runtime emulates that resource from the template), fires
+every enabled schedule due in the minute before. Each firing creates its one job; a repeated or retried
+tick finds the jobs made and makes no second one. One schedule's failure is recorded on it; an error of
+the table or the queue raises, so EventBridge Scheduler retries the tick and, at the end, puts it on the
 schedules' dead-letter queue, which is alarmed.
 """
 
@@ -13,7 +13,7 @@ from lambdas.handlers import startup  # isort: split
 
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -25,18 +25,26 @@ from lambdas.store.queue import JobQueue
 from lambdas.store.schedules import ScheduleStore
 
 
+class _Parts(NamedTuple):
+    schedules: ScheduleStore
+    store: JobStore
+    queue: JobQueue
+    cap: int  # jobs one client's firings may create a day
+
+
 @cache
-def _parts() -> tuple[ScheduleStore, JobStore, JobQueue]:
+def _parts() -> _Parts:
     # The settings load with the first tick rather than the module, as in the recovery function
     # (docs/performance.md, "Cold start and first call").
     from lambdas.models import settings
 
     settings.forget_on_reset(_parts)
     firing = settings.firing()
-    return (
+    return _Parts(
         ScheduleStore(firing.schedules_table),
         job_store(firing),
         JobQueue(firing.queue_url, firing.job_queue_urls),
+        firing.max_firings_per_client_day,
     )
 
 
@@ -46,28 +54,18 @@ TICK = "tick"
 TICK_SECONDS = 60
 
 
-def firing_input(owner: str, schedule_id: str, scheduled_time: str) -> dict[str, str]:
-    """The event this function takes: what a schedule's target input holds once EventBridge fills it in."""
-    return {"owner": owner, "scheduleId": schedule_id, "scheduledTime": scheduled_time}
-
-
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    store_of_schedules, store, queue = _parts()
-    if TICK in event:
-        tick = datetime.fromisoformat(event[TICK]).timestamp()
-        due = schedules.fire_due(store_of_schedules, store, queue, tick - TICK_SECONDS, tick)
-        created = sum(f.outcome is schedules.FireOutcome.CREATED for f in due)
-        logger.info("schedules tick", extra={"firings": len(due), "jobsCreated": created})
-        return {"firings": len(due), "created": created}
-    scheduled_for = int(datetime.fromisoformat(event["scheduledTime"]).timestamp() * 1000)
-    schedule = store_of_schedules.get(event["owner"], event["scheduleId"])
-    fired = schedules.fire(store_of_schedules, store, queue, schedule, scheduled_for)
-    summary = {"outcome": fired.outcome.value, "jobId": fired.job.job_id if fired.job else None}
-    logger.info("schedule fired", extra={**summary, "scheduleId": event["scheduleId"]})
-    return summary
+    parts = _parts()
+    tick = datetime.fromisoformat(event[TICK]).timestamp()
+    outcomes = schedules.fire_due(
+        parts.schedules, parts.store, parts.queue, tick - TICK_SECONDS, tick, parts.cap
+    )
+    summary = {outcome.value: count for outcome, count in sorted(outcomes.items())}
+    logger.info("schedules tick", extra={"firings": summary})
+    return {"firings": sum(outcomes.values()), "created": outcomes[schedules.FireOutcome.CREATED], **summary}
 
 
 startup.loaded()

@@ -11,31 +11,14 @@ and their code is in the function's asset beside `lambdas/`. A type whose name a
 registered is refused: a user's type cannot replace a built-in one by accident.
 """
 
-import importlib
-import pkgutil
 from collections.abc import Iterable
 
 from lambdas.jobs import registry
-
-BUILTIN_PACKAGE = "lambdas.jobs.types"
+from lambdas.jobs.registry import BUILTIN_PACKAGE, type_modules
 
 
 class JobTypeClashError(ValueError):
     """Two packages define a type of the same name."""
-
-
-def type_modules(package: str) -> dict[str, str]:
-    """The types of `package` by name, each with the module that defines it (the package is imported,
-    its modules are not)."""
-    imported = importlib.import_module(package)
-    paths = getattr(imported, "__path__", None)
-    if paths is None:
-        raise ValueError(f"{package} is a module, not a package of job types")
-    return {
-        found.name: f"{package}.{found.name}"
-        for found in sorted(pkgutil.iter_modules(paths), key=lambda m: m.name)
-        if not found.name.startswith("_")
-    }
 
 
 def register_job_types(packages: Iterable[str] = ()) -> None:

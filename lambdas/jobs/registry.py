@@ -6,11 +6,14 @@ loads the one type its first request names, not all of them (docs/performance.md
 """
 
 import importlib
+import pkgutil
 from collections.abc import Iterator
 from threading import Lock
 from typing import Any
 
 from lambdas.jobs.base import JobType
+
+BUILTIN_PACKAGE = "lambdas.jobs.types"
 
 _types: dict[str, JobType[Any]] = {}
 _modules: dict[str, str] = {}
@@ -20,6 +23,25 @@ _loading = Lock()
 
 class NotRegisteredError(LookupError):
     """No type of that name is registered (the API's answer to it is `lifecycle.errors.UnknownJobTypeError`)."""
+
+
+def type_modules(package: str) -> dict[str, str]:
+    """The types of `package` by name, each with the module that defines it (the package is imported,
+    its modules are not)."""
+    imported = importlib.import_module(package)
+    paths = getattr(imported, "__path__", None)
+    if paths is None:
+        raise ValueError(f"{package} is a module, not a package of job types")
+    return {
+        found.name: f"{package}.{found.name}"
+        for found in sorted(pkgutil.iter_modules(paths), key=lambda m: m.name)
+        if not found.name.startswith("_")
+    }
+
+
+class UnusableTypeError(Exception):
+    """A registered type this process cannot run: its module does not import, or its settings are
+    missing or invalid. Its jobs die saying so; no retry can fix a function's code or environment."""
 
 
 def register(job_type: JobType[Any]) -> JobType[Any]:
@@ -48,7 +70,13 @@ def _load(name: str) -> JobType[Any] | None:
         module_name = _modules.get(name)
         if module_name is None:
             return None
-        job_type: JobType[Any] | None = getattr(importlib.import_module(module_name), "JOB_TYPE", None)
+        try:
+            imported = importlib.import_module(module_name)
+        except Exception as error:
+            raise UnusableTypeError(
+                f"job type {name!r} does not import here: {type(error).__name__}: {error}"
+            ) from error
+        job_type: JobType[Any] | None = getattr(imported, "JOB_TYPE", None)
         if job_type is None:  # a helper module, not a type
             del _modules[name]
             return None
@@ -61,9 +89,8 @@ def get(name: str) -> JobType[Any]:
     job_type = _types.get(name) or _load(name)
     if job_type is None and name not in _modules:
         # A process that never listed the built-in types (the dead-letter function) still finds them.
-        from lambdas.jobs.types import register_builtin_types
-
-        register_builtin_types()
+        for builtin, module in type_modules(BUILTIN_PACKAGE).items():
+            register_module(builtin, module)
         job_type = _load(name)
     if job_type is None:
         raise NotRegisteredError(name)

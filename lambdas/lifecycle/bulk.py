@@ -1,29 +1,26 @@
 """Bulk actions: an operator retries or cancels every job a filter matches, in the worker.
 
 `start_bulk` (the API, operator key only) stores a `bulk_action` job and queues it; the API answers at
-once, whatever the number of jobs. Its run (`run_bulk`, the lifecycle's ops job type, `ops`) pages
-through the operator's list for the filter, newest first, and applies the action to each job through
+once, whatever the number of jobs. Its run (`ops.run_pages` over `Listing`) pages through the
+operator's list for the filter, newest first, and applies the action to each job through
 `retry_cancel` (one conditional write per job, so a job that moved meanwhile is skipped, never acted on
-twice). After each page it saves its progress (counts and list positions) in the job's `result`,
-conditioned on its attempt, so a run after a crash resumes after the last saved page; the jobs of a
-page cut short by a crash have left the filtered status (retried or cancelled), so they are not listed
-again (their count in `applied` is what may be lost). The filter's `before` is at most the start time:
-a job that re-enters the status later (retried, then dead again) is not matched again.
+twice). The jobs of a page cut short by a crash have left the filtered status (retried or cancelled),
+so they are not listed again (their count in `applied` is what may be lost). The filter's `before` is
+at most the start time: a job that re-enters the status later (retried, then dead again) is not
+matched again.
 
-With less than RESERVE_MS of the invocation left, the run saves its progress and returns
-`ContinueLater`: the worker ends the attempt without counting it, and the next delivery goes on. Each
-delivery does at least one page first, so a worker whose whole timeout is under RESERVE_MS still
-makes progress instead of handing the job on forever.
+`ops_job_type` is the ops job type the worker runs: a bulk action, or a large fan-out's retry or cancel
+(`fan_out.FanOutChildren`), both through the one page loop of `ops`.
 """
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas.jobs.base import ContinueLater
-from lambdas.lifecycle import retry_cancel
+from lambdas.jobs.base import JobContext, JobType
+from lambdas.lifecycle import ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import store_ops_job
-from lambdas.lifecycle.ops import OPS_TYPE
+from lambdas.lifecycle.fan_out import FanOutChildren
+from lambdas.lifecycle.ops import ActionCounts, OpsPayload
 from lambdas.lifecycle.paging import shard_positions
 from lambdas.lifecycle.reads import list_query
 from lambdas.models.api import BulkRequest
@@ -33,13 +30,34 @@ from lambdas.store.codec import millis
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
-BULK_TYPE = OPS_TYPE
-PAGE_SIZE = 100
-# A page is up to 100 conditional writes and sends: a few seconds. Stop before the worker's timeout.
-RESERVE_MS = 15_000
-BULK_MAX_ATTEMPTS = 3
 _DEFAULT_STATUS = {JobAction.RETRY: JobStatus.DEAD, JobAction.CANCEL: JobStatus.PENDING}
 _EVERYONE = Caller("", operator=True)
+
+
+def ops_job_type(store: JobStore, queue: JobQueue) -> JobType[OpsPayload]:
+    """The ops job type bound to the worker's store and queue."""
+
+    def run(payload: OpsPayload, context: JobContext) -> Any:
+        return run_ops_job(store, queue, context.job_id, context.attempt, context.remaining_ms, payload)
+
+    return JobType(name=ops.OPS_TYPE, payload_model=OpsPayload, run=run, public=False)
+
+
+def run_ops_job(
+    store: JobStore,
+    queue: JobQueue,
+    job_id: str,
+    attempt: int,
+    remaining_ms: Callable[[], int],
+    payload: OpsPayload,
+) -> Any:
+    """One delivery of an ops job: its pages from the saved progress; the final counts, or ContinueLater."""
+    pages: ops.Pages
+    if payload.fan_out is not None:
+        pages = FanOutChildren(store, queue, payload.action, payload.fan_out)
+    else:
+        pages = Listing(store, queue, payload)
+    return ops.run_pages(store, job_id, attempt, remaining_ms, payload, pages)
 
 
 def start_bulk(
@@ -47,61 +65,48 @@ def start_bulk(
 ) -> Job:
     if not caller.operator:
         raise ForbiddenError("bulk actions need the operator key")
-    status = request.status or _DEFAULT_STATUS[action]
     before = millis(store.now())
     if request.before is not None:
         before = min(before, millis(request.before.timestamp()))
-    payload = {
-        "action": action,
-        "status": status.value,
-        "type": request.type,
-        "before": before,
-        "limit": request.limit,
-    }
-    return store_ops_job(store, queue, {k: v for k, v in payload.items() if v is not None}, caller.owner)
+    payload = OpsPayload(
+        action=action,
+        status=request.status or _DEFAULT_STATUS[action],
+        job_type=request.type,
+        before=before,
+        limit=request.limit,
+    )
+    return ops.store_ops_job(store, queue, payload, caller.owner)
 
 
-def run_bulk(
-    store: JobStore,
-    queue: JobQueue,
-    job_id: str,
-    attempt: int,
-    remaining_ms: Callable[[], int],
-    payload: Mapping[str, Any],
-) -> Any:
-    """Apply the action page by page from the saved progress; the final counts, or ContinueLater."""
-    action, limit = JobAction(payload["action"]), int(payload["limit"])
-    status = JobStatus(payload["status"])
-    query = list_query(store, _EVERYONE, status, payload.get("type"), before=int(payload["before"]))
-    saved = store.get(job_id)
-    progress = _progress(action, saved.result if saved else None)
-    positions = shard_positions(progress.pop("cursor", None), store.shards, numeric=True)
-    pages = 0
-    while progress["matched"] < limit:
-        if pages and remaining_ms() < RESERVE_MS:
-            # The cursor goes with the progress: jobs a page skipped are still listed from the start.
-            return ContinueLater({**progress, "cursor": _cursor(positions)})
-        pages += 1
-        ids, following = store.list_ids(query, min(PAGE_SIZE, limit - progress["matched"]), positions)
+class Listing:
+    """The operator's list for the filter, a page at a time from a cursor (each shard's position)."""
+
+    def __init__(self, store: JobStore, queue: JobQueue, payload: OpsPayload) -> None:
+        self._store = store
+        self._queue = queue
+        self._action = payload.action
+        self._query = list_query(store, _EVERYONE, payload.status, payload.job_type, before=payload.before)
+
+    def act(self, position: Any, room: int, counts: ActionCounts) -> Any:
+        positions = shard_positions(position, self._store.shards, numeric=True)
+        ids, following = self._store.list_ids(self._query, min(ops.PAGE_SIZE, room), positions)
         for target in ids:
-            progress["applied" if _apply(store, queue, action, target) else "skipped"] += 1
-        progress["matched"] += len(ids)
+            if _apply(self._store, self._queue, self._action, target):
+                counts.applied += 1
+            else:
+                counts.skipped += 1
+        counts.matched += len(ids)
         if following is None or not ids:
-            break
-        positions = following
-        store.save_progress(job_id, attempt, {**progress, "cursor": _cursor(positions)})
-    return {**progress, "finished": True}
+            return None
+        return _cursor(following)
+
+    def finish(self) -> None:
+        """Nothing: each job was acted on by itself."""
 
 
 def _cursor(positions: Mapping[int, Any]) -> dict[str, Any]:
-    return {str(n): at for n, at in positions.items()}
-
-
-def _progress(action: JobAction, saved: Any) -> dict[str, Any]:
-    fresh: dict[str, Any] = {"action": action, "matched": 0, "applied": 0, "skipped": 0, "finished": False}
-    if isinstance(saved, dict) and saved.get("action") == action:
-        fresh.update({k: saved[k] for k in ("matched", "applied", "skipped", "cursor") if k in saved})
-    return fresh
+    """The positions as JSON holds them (a position's pair a list), as they are saved and read back."""
+    return {str(n): list(at) if isinstance(at, tuple) else at for n, at in positions.items()}
 
 
 def _apply(store: JobStore, queue: JobQueue, action: JobAction, job_id: str) -> bool:

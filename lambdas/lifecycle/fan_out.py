@@ -17,15 +17,14 @@ current state, and the ops job that does it for a large fan-out.
   its time is short, so nothing is left half done by a request that timed out.
 """
 
-import uuid
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lambdas import config
-from lambdas.jobs.base import ContinueLater
+from lambdas.lifecycle import ops
+from lambdas.lifecycle.ops import ActionCounts
 from lambdas.lifecycle.parents import child_ids
-from lambdas.models.job import Job, JobAction, JobStatus, NewJob
+from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis
 from lambdas.store.errors import JobMovedError, ParentMovedError
@@ -45,13 +44,6 @@ class Deferred:
     """An action handed to an ops job (`job`), which the worker runs."""
 
     job: Job
-
-
-@dataclass
-class Tally:
-    matched: int = 0
-    applied: int = 0
-    skipped: int = 0
 
 
 def announce(queue: JobQueue, job: Job) -> None:
@@ -104,14 +96,14 @@ def act_on_page(
     action: JobAction,
     parent: Job | None,
     ids: list[str],
-    tally: Tally,
+    counts: ActionCounts,
 ) -> Job | None:
     """Apply `action` to the children among `ids` in the state it takes, as each stands now; the parent
     as now known (None once it is gone). A retry needs the `queue` to send the retried children."""
     for child in store.get_many(ids):
         if parent is None or child.status is not TAKES[action]:
             continue
-        tally.matched += 1
+        counts.matched += 1
         if action == JobAction.CANCEL:
             done = cancel_child(store, parent, child)
         elif queue is None:
@@ -122,81 +114,49 @@ def act_on_page(
             except JobMovedError:
                 done = False
         if done:
-            tally.applied += 1
+            counts.applied += 1
         else:
-            tally.skipped += 1
+            counts.skipped += 1
     return parent
 
 
 def start_ops_job(store: JobStore, queue: JobQueue, parent: Job, action: JobAction) -> Job:
     """Store and queue the ops job that applies `action` to every child of `parent`."""
     total = parent.children.total if parent.children else len(child_ids(parent))
-    payload = {
-        "action": action,
-        "status": TAKES[action].value,
-        "before": millis(store.now()),
-        "limit": max(total, 1),
-        "fanOut": parent.job_id,
-    }
-    return store_ops_job(store, queue, payload, parent.owner)
-
-
-def store_ops_job(store: JobStore, queue: JobQueue, payload: Mapping[str, Any], owner: str) -> Job:
-    """An ops job (`bulk_action`) stored and queued; a failed send is left to the recovery sweep."""
-    from lambdas.lifecycle.bulk import BULK_MAX_ATTEMPTS, BULK_TYPE  # bulk acts through this module
-
-    job = store.put_new(
-        NewJob(
-            job_id=str(uuid.uuid4()),
-            job_type=BULK_TYPE,
-            payload=dict(payload),
-            max_attempts=BULK_MAX_ATTEMPTS,
-            owner=owner,
-        )
+    payload = ops.OpsPayload(
+        action=action,
+        status=TAKES[action],
+        before=millis(store.now()),
+        limit=max(total, 1),
+        fan_out=parent.job_id,
     )
-    log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
-    try:
-        queue.send_job(job)
-    except Exception:
-        logger.exception("SendMessage failed after an ops job was stored; the recovery sweep will send it")
-    return job
+    return ops.store_ops_job(store, queue, payload, parent.owner)
 
 
-def run_fan_out_action(
-    store: JobStore,
-    queue: JobQueue,
-    job_id: str,
-    attempt: int,
-    remaining_ms: Callable[[], int],
-    payload: Mapping[str, Any],
-) -> Any:
-    """The ops job's run: the action on the fan-out's children page by page from the saved offset, then
-    (cancel) the fan-out itself; the final counts, or ContinueLater."""
-    from lambdas.lifecycle.bulk import PAGE_SIZE, RESERVE_MS  # bulk acts through this module
+class FanOutChildren:
+    """A fan-out's children as an ops job's pages (`ops.Pages`), from an offset in their order; once
+    done, a cancel cancels the fan-out itself."""
 
-    action = JobAction(payload["action"])
-    parent = store.get(str(payload["fanOut"]))
-    saved = store.get(job_id)
-    progress = _progress(action, saved.result if saved else None)
-    ids = child_ids(parent) if parent else []
-    pages = 0
-    while progress["offset"] < len(ids):
-        if pages and remaining_ms() < RESERVE_MS:
-            return ContinueLater(progress)
-        pages += 1
-        at = progress["offset"]
-        tally = Tally()
-        parent = act_on_page(store, queue, action, parent, ids[at : at + PAGE_SIZE], tally)
-        progress.update(
-            matched=progress["matched"] + tally.matched,
-            applied=progress["applied"] + tally.applied,
-            skipped=progress["skipped"] + tally.skipped,
-            offset=at + PAGE_SIZE,
-        )
-        store.save_progress(job_id, attempt, progress)
-    if action == JobAction.CANCEL and parent is not None:
-        cancel_parent(store, parent.job_id)
-    return {**progress, "finished": True}
+    def __init__(self, store: JobStore, queue: JobQueue, action: JobAction, parent_id: str) -> None:
+        self._store = store
+        self._queue = queue
+        self._action = action
+        self._parent = store.get(parent_id)
+        self._ids = child_ids(self._parent) if self._parent else []
+
+    # `room` goes unused: the job's limit is its number of children, so every page fits.
+    def act(self, position: Any, room: int, counts: ActionCounts) -> Any:  # noqa: ARG002
+        at = int(position or 0)
+        if at >= len(self._ids):
+            return None
+        page = self._ids[at : at + ops.PAGE_SIZE]
+        self._parent = act_on_page(self._store, self._queue, self._action, self._parent, page, counts)
+        following = at + ops.PAGE_SIZE
+        return following if following < len(self._ids) else None
+
+    def finish(self) -> None:
+        if self._action == JobAction.CANCEL and self._parent is not None:
+            cancel_parent(self._store, self._parent.job_id)
 
 
 def cancel_parent(store: JobStore, parent_id: str) -> Job | None:
@@ -210,17 +170,3 @@ def cancel_parent(store: JobStore, parent_id: str) -> Job | None:
         return store.get(parent_id)
     log_transition(parent.job_id, parent.job_type, parent.status, JobStatus.CANCELLED, parent.attempts)
     return cancelled
-
-
-def _progress(action: JobAction, saved: Any) -> dict[str, Any]:
-    fresh: dict[str, Any] = {
-        "action": action,
-        "matched": 0,
-        "applied": 0,
-        "skipped": 0,
-        "offset": 0,
-        "finished": False,
-    }
-    if isinstance(saved, dict) and saved.get("action") == action:
-        fresh.update({k: int(saved[k]) for k in ("matched", "applied", "skipped", "offset") if k in saved})
-    return fresh

@@ -305,7 +305,9 @@ def _view(name: str, limit: Limit, states: list[LimitState]) -> LimitView:
 def _loaded(name: str) -> JobType[Any] | None:
     try:
         return registry.get(name)
-    except registry.NotRegisteredError:  # a helper module registered by name that defines no type
+    except (registry.NotRegisteredError, registry.UnusableTypeError):
+        # A helper module registered by name that defines no type, or one this process cannot run (the
+        # claim and run then end its job `dead`, saying why).
         return None
 
 

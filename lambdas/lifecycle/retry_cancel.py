@@ -16,7 +16,8 @@ answer is `Deferred`, the ops job (`fan_out`).
 
 from lambdas.lifecycle import fan_out
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import Deferred, Tally
+from lambdas.lifecycle.fan_out import Deferred
+from lambdas.lifecycle.ops import ActionCounts
 from lambdas.lifecycle.parents import child_ids
 from lambdas.lifecycle.reads import find_job
 from lambdas.models.caller import Caller
@@ -77,7 +78,7 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
     if job.status is JobStatus.WAITING:
         if queue is not None and _large(job):
             return Deferred(fan_out.start_ops_job(store, queue, job, JobAction.CANCEL))
-        fan_out.act_on_page(store, queue, JobAction.CANCEL, job, child_ids(job), Tally())
+        fan_out.act_on_page(store, queue, JobAction.CANCEL, job, child_ids(job), ActionCounts())
         return _cancel_one(store, job, None)
     if JobAction.CANCEL not in allowed_actions(job):
         raise NotCancellableError(
@@ -93,9 +94,9 @@ def _on_children(
 ) -> Job | Deferred:
     if _large(parent):
         return Deferred(fan_out.start_ops_job(store, queue, parent, action))
-    tally = Tally()
-    fan_out.act_on_page(store, queue, action, parent, child_ids(parent), tally)
-    if not tally.applied:
+    counts = ActionCounts()
+    fan_out.act_on_page(store, queue, action, parent, child_ids(parent), counts)
+    if not counts.applied:
         raise _moved(store, parent.job_id, error, verb)
     return store.get(parent.job_id) or parent
 

@@ -9,15 +9,16 @@ beyond the horizon is written `scheduled` and sent nothing yet (`start_times`).
 import hashlib
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.jobs.base import InvalidPayloadError
+from lambdas.jobs.base import InvalidPayloadError, JobType
 from lambdas.lifecycle.capabilities import submission_context
 from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
 from lambdas.lifecycle.start_times import delay_until, send_if_pending
@@ -32,6 +33,8 @@ from lambdas.store.queue import JobQueue
 # Idempotent submissions get a job id derived from (caller, key): a replay finds the same item.
 _IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1c1d9e-3f5b-4c1e-9a57-0ffb0ad00b1d")
 
+P = TypeVar("P", bound=BaseModel)
+
 
 @dataclass(frozen=True)
 class Submitted:
@@ -44,6 +47,18 @@ def _request_hash(request: SubmitJobRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def payload_of(job_type: JobType[P], payload: Mapping[str, Any]) -> P:
+    """A submitted payload as its type's model reads it; InvalidPayloadError (422) saying where not."""
+    try:
+        return job_type.payload_model.model_validate(payload)
+    except ValidationError as error:
+        details = [
+            {"loc": ["payload", *error_item["loc"]], "msg": error_item["msg"], "type": error_item["type"]}
+            for error_item in error.errors(include_url=False, include_input=False)
+        ]
+        raise InvalidPayloadError(f"payload is not a valid {job_type.name} payload", details) from None
+
+
 def validated_payload(request: SubmitJobRequest, caller: str) -> dict[str, Any]:
     try:
         job_type = registry.get(request.type)
@@ -52,14 +67,7 @@ def validated_payload(request: SubmitJobRequest, caller: str) -> dict[str, Any]:
     if job_type is None or not job_type.public:
         known = ", ".join(t.name for t in registry.public_types())
         raise UnknownJobTypeError(f"unknown job type {request.type!r}; known types: {known}")
-    try:
-        payload = job_type.payload_model.model_validate(request.payload)
-    except ValidationError as error:
-        details = [
-            {"loc": ["payload", *error_item["loc"]], "msg": error_item["msg"], "type": error_item["type"]}
-            for error_item in error.errors(include_url=False, include_input=False)
-        ]
-        raise InvalidPayloadError(f"payload is not a valid {request.type} payload", details) from None
+    payload = payload_of(job_type, request.payload)
     if job_type.check_submission is not None:
         job_type.check_submission(payload, submission_context(caller))
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)

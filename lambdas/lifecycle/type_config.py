@@ -22,8 +22,8 @@ from lambdas.models.settings import JobTypesSettings
 SECRET_MAX_AGE_SECONDS = 300
 
 
-class TypeSettingsError(ValueError):
-    """A type's settings do not satisfy its `settings_model`."""
+class TypeSettingsError(registry.UnusableTypeError, ValueError):
+    """A type's settings do not satisfy its `settings_model` (none given is a type added after synth)."""
 
 
 class TypeConfig:

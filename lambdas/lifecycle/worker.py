@@ -4,7 +4,9 @@ Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends;
-- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts;
+- dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
+  this function cannot run (unknown here, its module does not import, its settings missing) dies too,
+  at once: no retry fixes the function's code or environment;
 - wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`, decided before the claim, so
   the job stays `pending` and its attempts are never touched) or raised `RetryLater` (back to `pending`,
   the attempt given back in the same write): it says what it waits for (`waitingFor`) and waits in a
@@ -34,6 +36,7 @@ from lambdas.jobs import registry
 from lambdas.jobs.base import (
     AwaitChildren,
     ContinueLater,
+    JobContext,
     JobType,
     PermanentJobError,
     RetryableJobError,
@@ -44,7 +47,7 @@ from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import Limits
-from lambdas.lifecycle.ops import OPS_TYPE, ops_job_type
+from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -117,8 +120,6 @@ class Worker:
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
         self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
-        # The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
-        self._ops = ops_job_type(store, queue)
 
     def process_batch(
         self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
@@ -197,14 +198,23 @@ class Worker:
         finally:
             admission.release()  # after the outcome is written: the slot is held for the whole attempt
 
+    def _ops(self) -> JobType[Any]:
+        """The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
+        Imported by the first ops job: only they need the listing and the API models."""
+        from lambdas.lifecycle.bulk import ops_job_type
+
+        return ops_job_type(self._store, self._queue)
+
     def _run(
         self, message: QueueMessage, job: Job, remaining_ms: Callable[[], int], place: Place | None
     ) -> MessageResult:
         try:
-            job_type: JobType[Any] = self._ops if job.job_type == OPS_TYPE else registry.get(job.job_type)
+            job_type: JobType[Any] = self._ops() if job.job_type == OPS_TYPE else registry.get(job.job_type)
             payload = job_type.payload_model.model_validate(job.payload)
         except registry.NotRegisteredError:
             return self._dead(message, job, f"unknown job type {job.job_type!r}")
+        except registry.UnusableTypeError as error:
+            return self._dead(message, job, str(error))
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
         return self._attempt(message, job, job_type, payload, remaining_ms, place)
@@ -219,19 +229,10 @@ class Worker:
         place: Place | None,
     ) -> MessageResult:
         recorded = Recorded()
-        context = self._capabilities.context(
-            job_id=job.job_id,
-            job_type=job.job_type,
-            owner=job.owner,
-            created_at=job.created_at,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            parent_id=job.parent_id,
-            remaining_ms=remaining_ms,
-            # attempts too: an item written before attemptTotal existed counts it from this claim
-            first_run=job.attempt_total == 1 and job.attempts == 1,
-            recorded=recorded,
-        )
+        try:
+            context = self._context(job, remaining_ms, recorded)
+        except registry.UnusableTypeError as error:  # its settings, read as its context is built
+            return self._dead(message, job, str(error))
         started = time.monotonic()
         try:
             result = job_type.run(payload, context)
@@ -245,6 +246,21 @@ class Worker:
             logger.exception("job raised an unexpected error; treating it as transient")
             return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
         return self._succeed(message, job, result, started, recorded, place)
+
+    def _context(self, job: Job, remaining_ms: Callable[[], int], recorded: Recorded) -> JobContext:
+        return self._capabilities.context(
+            job_id=job.job_id,
+            job_type=job.job_type,
+            owner=job.owner,
+            created_at=job.created_at,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            parent_id=job.parent_id,
+            remaining_ms=remaining_ms,
+            # attempts too: an item written before attemptTotal existed counts it from this claim
+            first_run=job.attempt_total == 1 and job.attempts == 1,
+            recorded=recorded,
+        )
 
     def _succeed(
         self,

@@ -4,25 +4,17 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AwareDatetime, Field, model_validator
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Attempt, Job, JobAction, JobStatus
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
+from lambdas.models.wire import WireModel
 
 
-class _Wire(BaseModel):
-    # defer_build: most of these serve routes an api instance may never be asked (lists, stats, bulk),
-    # so each validator is built on its first use rather than with the module.
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
-    )
-
-
-class SubmitJobRequest(_Wire):
+class SubmitJobRequest(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type, e.g. send_email.")
     payload: dict[str, Any] = Field(description="The job type's input; validated against that type's model.")
     max_attempts: int = Field(
@@ -52,18 +44,18 @@ class SubmitJobRequest(_Wire):
         return self
 
 
-class RescheduleRequest(_Wire):
+class RescheduleRequest(WireModel):
     run_at: AwareDatetime = Field(
         description="The new start time (RFC 3339 with a UTC offset; up to a year ahead; a past time runs now)."
     )
 
 
-class SubmitJobResponse(_Wire):
+class SubmitJobResponse(WireModel):
     job_id: str
     status: str
 
 
-class ChildrenView(_Wire):
+class ChildrenView(WireModel):
     total: int
     pending: int = Field(description="Children not finished yet.")
     delivered: int = Field(description="Children that succeeded (state `done`).")
@@ -71,7 +63,7 @@ class ChildrenView(_Wire):
     cancelled: int = Field(default=0, description="Children cancelled before they ran.")
 
 
-class WaitingForView(_Wire):
+class WaitingForView(WireModel):
     """Why a pending job has not run yet, and the earliest it will try again. Waiting spends no attempt."""
 
     limit: str = Field(
@@ -94,7 +86,7 @@ class WaitingForView(_Wire):
         )
 
 
-class HistoryEntry(_Wire):
+class HistoryEntry(WireModel):
     attempt: int = Field(description="Counts up across manual retries.")
     started_at: str
     ended_at: str | None = None
@@ -124,7 +116,7 @@ def history_of(job: Job) -> list[HistoryEntry]:
     return entries[-HISTORY_SHOWN:]
 
 
-class DownloadView(_Wire):
+class DownloadView(WireModel):
     key: str
     url: str = Field(description="Presigned URL: GET the file here until `expiresAt`.")
     expires_at: str = Field(
@@ -132,7 +124,7 @@ class DownloadView(_Wire):
     )
 
 
-class JobView(_Wire):
+class JobView(WireModel):
     job_id: str
     type: str
     status: str
@@ -231,7 +223,7 @@ def summary_fields(job: Job) -> dict[str, Any]:
     }
 
 
-class JobSummary(_Wire):
+class JobSummary(WireModel):
     job_id: str
     type: str
     status: str
@@ -248,12 +240,12 @@ class JobSummary(_Wire):
         return cls(**summary_fields(job))
 
 
-class JobPage(_Wire):
+class JobPage(WireModel):
     jobs: list[JobSummary]
     next_cursor: str | None
 
 
-class ChildSummary(_Wire):
+class ChildSummary(WireModel):
     job_id: str
     endpoint_id: str
     url: str
@@ -262,12 +254,12 @@ class ChildSummary(_Wire):
     last_error: str | None
 
 
-class ChildPage(_Wire):
+class ChildPage(WireModel):
     children: list[ChildSummary]
     next_cursor: str | None
 
 
-class DeliveryView(_Wire):
+class DeliveryView(WireModel):
     delivery_id: str
     endpoint_id: str
     attempt: int
@@ -285,12 +277,12 @@ class DeliveryView(_Wire):
         return cls(**{**fields, "outcome": attempt.outcome.value})
 
 
-class DeliveryPage(_Wire):
+class DeliveryPage(WireModel):
     deliveries: list[DeliveryView]
     next_cursor: str | None
 
 
-class BulkRequest(_Wire):
+class BulkRequest(WireModel):
     status: JobStatus | None = Field(
         default=None, description="Jobs in this status (default: dead for retry, pending for cancel)."
     )
@@ -301,11 +293,11 @@ class BulkRequest(_Wire):
     limit: int = Field(default=1000, ge=1, le=10_000, description="At most this many jobs are matched.")
 
 
-class ErrorDetail(_Wire):
+class ErrorDetail(WireModel):
     code: str
     message: str
     details: list[dict[str, Any]] | None = None
 
 
-class ErrorResponse(_Wire):
+class ErrorResponse(WireModel):
     error: ErrorDetail

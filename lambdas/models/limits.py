@@ -13,9 +13,9 @@ from enum import StrEnum
 from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
 
 from lambdas.models.waiting import LimitKind, WaitingFor
+from lambdas.models.wire import WireModel
 
 __all__ = ["Limit", "LimitKey", "LimitKind", "LimitScope", "WaitingFor"]
 
@@ -82,9 +82,6 @@ class Limit(BaseModel):
         merged = {**self.model_dump(by_alias=True), **fields}
         return Limit.model_validate(merged)
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
-
 
 def parse_overrides(raw: Any) -> dict[str, dict[str, Any]]:
     """`jobLimits` (a JSON object keyed by job type, each an object of Limit fields): each checked."""
@@ -103,13 +100,7 @@ def parse_overrides(raw: Any) -> dict[str, dict[str, Any]]:
     return checked
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
-    )
-
-
-class LimitKeyView(_Wire):
+class LimitKeyView(WireModel):
     key: str = Field(description="The key's value (* for a limit of the whole type).")
     running: int = Field(description="Slots held by running jobs (unexpired leases).")
     tokens: float | None = Field(default=None, description="Starts available now (perSecond limits).")
@@ -119,7 +110,7 @@ class LimitKeyView(_Wire):
     waiting: int = Field(description="Starts reserved ahead for jobs this key refused (their waits).")
 
 
-class LimitView(_Wire):
+class LimitView(WireModel):
     type: str
     concurrency: int | None = None
     per_second: float | None = None
@@ -131,6 +122,6 @@ class LimitView(_Wire):
     keys: list[LimitKeyView] = Field(description="This page's keys in use, as they stand now.")
 
 
-class LimitsView(_Wire):
+class LimitsView(WireModel):
     limits: list[LimitView]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last.")

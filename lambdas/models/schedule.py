@@ -26,6 +26,18 @@ class Firing:
 
 
 @dataclass(frozen=True)
+class ScheduleTiming:
+    """What the tick holds of a schedule to know whether it is due: never its job's payload."""
+
+    owner: str
+    schedule_id: str
+    expression: str
+    time_zone: str
+    state: ScheduleState
+    start_at: int  # epoch ms: a rate's first firing
+
+
+@dataclass(frozen=True)
 class Schedule:
     schedule_id: str
     owner: str
@@ -41,3 +53,6 @@ class Schedule:
     start_at: int  # epoch ms: a rate's first firing
     version: int = 1
     recent: tuple[Firing, ...] = ()  # newest first
+    # Why its last firing failed or was skipped (None once one fires again), and when (ISO time).
+    last_error: str | None = None
+    last_error_at: str | None = None

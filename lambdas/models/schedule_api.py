@@ -5,11 +5,11 @@ from typing import Any, Self
 from pydantic import Field
 
 from lambdas import config
-from lambdas.models.api import _Wire
 from lambdas.models.schedule import NEXT_SHOWN, Overlap, Schedule, ScheduleState
+from lambdas.models.wire import WireModel
 
 
-class ScheduledJob(_Wire):
+class ScheduledJob(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type.")
     payload: dict[str, Any] = Field(
         description="The job type's input; validated when the schedule is written."
@@ -17,7 +17,7 @@ class ScheduledJob(_Wire):
     max_attempts: int = Field(default=config.DEFAULT_MAX_ATTEMPTS, ge=1, le=config.MAX_ATTEMPTS_LIMIT)
 
 
-class CreateScheduleRequest(_Wire):
+class CreateScheduleRequest(WireModel):
     name: str = Field(min_length=1, max_length=128)
     expression: str = Field(
         min_length=1,
@@ -34,7 +34,7 @@ class CreateScheduleRequest(_Wire):
     state: ScheduleState = ScheduleState.ENABLED
 
 
-class UpdateScheduleRequest(_Wire):
+class UpdateScheduleRequest(WireModel):
     name: str | None = Field(default=None, min_length=1, max_length=128)
     expression: str | None = Field(default=None, min_length=1, max_length=256)
     time_zone: str | None = Field(default=None, min_length=1, max_length=64)
@@ -43,14 +43,15 @@ class UpdateScheduleRequest(_Wire):
     state: ScheduleState | None = None
 
 
-class ScheduleFiring(_Wire):
+class ScheduleFiring(WireModel):
     job_id: str
     scheduled_for: str = Field(description="The time of the firing that created the job.")
     status: str | None = Field(default=None, description="The job's status now (null once it expired).")
 
 
-class ScheduleView(_Wire):
+class ScheduleView(WireModel):
     schedule_id: str
+    owner: str = Field(description="The client it belongs to: its API key id (with IAM callers, its name).")
     name: str
     expression: str
     time_zone: str
@@ -60,11 +61,19 @@ class ScheduleView(_Wire):
     created_at: str
     next_fire_times: list[str] = Field(description=f"The next {NEXT_SHOWN} firings (none while paused).")
     last_jobs: list[ScheduleFiring] = Field(description="The jobs of its last firings, newest first.")
+    failing: bool = Field(
+        description="Its last firing failed or was skipped (see `lastError`); false again once one fires."
+    )
+    last_error: str | None = Field(
+        default=None, description="Why its last firing failed or was skipped (null when it fired)."
+    )
+    last_error_at: str | None = Field(default=None, description="When that was.")
 
     @classmethod
     def of(cls, schedule: Schedule, next_times: list[str], last_jobs: list[ScheduleFiring]) -> Self:
         return cls(
             schedule_id=schedule.schedule_id,
+            owner=schedule.owner,
             name=schedule.name,
             expression=schedule.expression,
             time_zone=schedule.time_zone,
@@ -76,8 +85,12 @@ class ScheduleView(_Wire):
             created_at=schedule.created_at,
             next_fire_times=next_times,
             last_jobs=last_jobs,
+            failing=schedule.last_error is not None,
+            last_error=schedule.last_error,
+            last_error_at=schedule.last_error_at,
         )
 
 
-class SchedulePage(_Wire):
-    schedules: list[ScheduleView]
+class SchedulePage(WireModel):
+    schedules: list[ScheduleView] = Field(description="Failing ones first within the page.")
+    next_cursor: str | None = Field(default=None, description="The next page's cursor; null at the end.")

@@ -6,12 +6,15 @@ local runtime fires the stored schedules by it (AWS fires them itself, by the sa
 The rules, as EventBridge Scheduler states them (anything else is refused with the reason):
 - `cron(minutes hours day-of-month month day-of-week year)`: minutes 0-59 and hours 0-23 (`, - * /`),
   day-of-month 1-31 (`, - * ? / L W`), month 1-12 or JAN-DEC (`, - * /`), day-of-week 1-7 or SUN-SAT with
-  1 = Sunday (`, - * ? L #`), year 1970-2199 (`, - * /`). Exactly one of day-of-month and day-of-week is `?`.
+  1 = Sunday (`, - * ? L #`: no `/`; a day's name may stand wherever its number may, `WED` included, whose
+  W is no weekday wildcard), year 1970-2199 (`, - * /`). Exactly one of day-of-month and day-of-week is `?`.
   `L` in day-of-month is the month's last day; `nW` the weekday nearest day n, in the same month; `L` in
   day-of-week is Saturday, `nL` the month's last day n; `n#k` the k-th day n of the month, and then the
   only expression of that field.
 - `rate(value unit)`: a positive whole value, unit minute(s), hour(s) or day(s), singular for 1. It fires
-  at its start and every period after; a day is 24 hours whatever the clocks do.
+  at its start and every period after; a day is 24 hours whatever the clocks do. Its fire times end with
+  the year 2199 as cron's do, and a period longer than the years cron may name (1970-2199,
+  MAX_RATE_SECONDS) is refused: the one bound that keeps every fire time a date Python can compute.
 - A cron expression is read in the schedule's time zone (an IANA name). When the clocks go forward, a
   time that does not exist is skipped; when they go back, a time that happens twice fires once (the
   first time).
@@ -28,8 +31,14 @@ MIN_YEAR = 1970
 MAX_YEAR = 2199
 _MONTHS = {name.upper(): n for n, name in enumerate(calendar.month_abbr) if name}
 _DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
+_DAY_NAME = re.compile("|".join(_DAYS))
 _RATE = re.compile(r"rate\((\d+) (minute|minutes|hour|hours|day|days)\)")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86_400}
+# Fire times end with the last year cron may name, rate's too: the one bound that keeps every date
+# computable (year 9999 is datetime's).
+_END = datetime(MAX_YEAR + 1, 1, 1, tzinfo=UTC)
+# The longest rate period: the span of the years a cron expression may name.
+MAX_RATE_SECONDS = int((datetime(MAX_YEAR + 1, 1, 1) - datetime(MIN_YEAR, 1, 1)).total_seconds())
 
 
 class InvalidExpressionError(ValueError):
@@ -43,12 +52,14 @@ class Rate:
     def fires_after(self, after: datetime, start: datetime) -> Iterator[datetime]:
         """Fire times later than `after`, counted from `start` (the schedule's first firing)."""
         period = timedelta(seconds=self.seconds)
+        if start >= _END:
+            return
         if after < start:
             yield start
             after = start
         steps = (after - start) // period + 1
-        while True:
-            yield start + steps * period
+        while (fire := start + steps * period) < _END:
+            yield fire
             steps += 1
 
 
@@ -171,7 +182,13 @@ def _parse_rate(text: str) -> Rate:
         raise InvalidExpressionError("a rate's value is positive")
     if (value == 1) != (not unit.endswith("s")):
         raise InvalidExpressionError(f"rate({value} {unit}): the unit is singular for 1, plural otherwise")
-    return Rate(value * _UNIT_SECONDS[unit.rstrip("s")])
+    seconds = value * _UNIT_SECONDS[unit.rstrip("s")]
+    if seconds > MAX_RATE_SECONDS:
+        raise InvalidExpressionError(
+            f"rate({value} {unit}): a period is at most {MAX_RATE_SECONDS // 86_400} days "
+            f"(the years {MIN_YEAR}-{MAX_YEAR})"
+        )
+    return Rate(seconds)
 
 
 def _parse_cron(body: str) -> Cron:
@@ -250,7 +267,9 @@ def _week_days(text: str) -> _Days:
             raise InvalidExpressionError("day-of-week: with #, the field holds one expression only")
         day, _, nth = text.partition("#")
         return _Days(nth=(_number(day, 1, 7, "day-of-week", _DAYS), _number(nth, 1, 5, "day-of-week #")))
-    if "W" in text:
+    if "/" in text:
+        raise InvalidExpressionError("day-of-week: / belongs to the other fields, not this one")
+    if "W" in _DAY_NAME.sub("", text.upper()):  # the W of WED is a name's, not the wildcard
         raise InvalidExpressionError("day-of-week: W belongs to day-of-month")
     return _Days(values=_values(text, 1, 7, "day-of-week", _DAYS))
 

@@ -316,11 +316,15 @@ class HorizonSettings(Environment):
 
 
 class ScheduleSettings(HorizonSettings):
-    """The recurring schedules' table, and how many schedules one client may keep."""
+    """The recurring schedules' table, how many schedules one client may keep, and how many jobs its
+    firings may create a day."""
 
     schedules_table: str = setting(config.ENV_SCHEDULES_TABLE, check=length())
     max_schedules_per_client: int = setting(
         config.ENV_MAX_SCHEDULES_PER_CLIENT, integer, config.MAX_SCHEDULES_PER_CLIENT, check=between(ge=1)
+    )
+    max_firings_per_client_day: int = setting(
+        config.ENV_MAX_FIRINGS_PER_CLIENT_DAY, integer, config.MAX_FIRINGS_PER_CLIENT_DAY, check=between(ge=1)
     )
 
 

@@ -2,15 +2,15 @@
 
 from pydantic import Field
 
-from lambdas.models.api import _Wire
+from lambdas.models.wire import WireModel
 
 
-class Tally(_Wire):
+class Tally(WireModel):
     count: int = Field(description="How many were counted; with `more`, at least this many (show `1,000+`).")
     more: bool = Field(description="The count stopped at its bound: there are more than `count`.")
 
 
-class QueueView(_Wire):
+class QueueView(WireModel):
     visible: int | None = Field(
         description="Messages waiting to be received (ApproximateNumberOfMessages); null for a client key."
     )
@@ -26,19 +26,19 @@ class QueueView(_Wire):
     )
 
 
-class DeadLetterQueueView(_Wire):
+class DeadLetterQueueView(WireModel):
     visible: int = Field(
         description="Messages in the dead-letter queue not yet taken by the dead_letter function."
     )
 
 
-class MinuteView(_Wire):
+class MinuteView(WireModel):
     minute: str = Field(description="The minute's start (ISO-8601, UTC).")
     done: int
     dead: int
 
 
-class StatsView(_Wire):
+class StatsView(WireModel):
     statuses: dict[str, Tally] = Field(
         description="The caller's jobs per state (every state, zeros included)."
     )

@@ -4,10 +4,10 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from lambdas import config
+from lambdas.models.wire import WireModel
 
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 MAX_FILENAME_CHARS: Final = 100
@@ -37,15 +37,7 @@ class StoredObject:
     owner: str | None = None  # the API key id that asked for the upload; None on older uploads
 
 
-class _Wire(BaseModel):
-    # Built on first use: only the api's upload route and its OpenAPI document use these models, while
-    # every function imports this module for StoredObject and the key pattern.
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
-    )
-
-
-class CreateUploadRequest(_Wire):
+class CreateUploadRequest(WireModel):
     filename: str = Field(
         min_length=1,
         max_length=255,
@@ -61,7 +53,7 @@ class CreateUploadRequest(_Wire):
     )
 
 
-class CreateUploadResponse(_Wire):
+class CreateUploadResponse(WireModel):
     key: str = Field(description='Submit `process_file` with `{"key": ...}` once the upload is done.')
     url: str = Field(description="Presigned POST: send the file here as multipart/form-data.")
     method: str = "POST"

@@ -4,10 +4,10 @@ the API shows them (camelCase on the wire)."""
 from dataclasses import dataclass
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from lambdas.models.timestamps import iso_time
+from lambdas.models.wire import WireModel
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the Standard Webhooks format prefix, not a secret
 # An API key id as API Gateway makes them (and the local runtime's `local-...` ids).
@@ -41,20 +41,14 @@ def with_prefix(secret: str) -> str:
     return secret if secret.startswith(SECRET_PREFIX) else SECRET_PREFIX + secret
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
-    )
-
-
-class RotateSecretRequest(_Wire):
+class RotateSecretRequest(WireModel):
     client: str = Field(
         pattern=CLIENT_PATTERN,
         description="The client's API key id (`ApiKeyId<Name>`), or with IAM callers its name.",
     )
 
 
-class WebhookSecretView(_Wire):
+class WebhookSecretView(WireModel):
     client: str = Field(
         description=(
             "The client's API key id (with IAM callers, its name); every event it submits carries it as "

@@ -37,7 +37,7 @@ from lambdas.models.job import Job, JobStatus
 from lambdas.store import codec, schema, transactions
 from lambdas.store.codec import CHILDREN_BEFORE_LAST, CHILDREN_FINISHED, OWNER, STATUS
 from lambdas.store.errors import StaleAttemptError, StoreError, TransactionCancelledError
-from lambdas.store.expressions import Update
+from lambdas.store.expressions import Update, unmarshal
 from lambdas.store.job_table import JobTable
 from lambdas.store.transactions import Put
 
@@ -170,7 +170,7 @@ class ChildEndings:
         for _ in range(MAX_ROUNDS):
             if seen is None:  # a parent counted on its own item, or one that is gone
                 return [None] * len(endings)
-            armed = codec.unmarshal(seen)
+            armed = unmarshal(seen)
             if armed.get(OWNER) != owner or CHILDREN_FINISHED not in armed:
                 return [None] * len(endings)  # another client's, or counted before `childrenFinished`
             finished = int(armed[CHILDREN_FINISHED])
@@ -220,7 +220,7 @@ class ChildEndings:
             if seen is None:  # no counters item: a parent counted on its own item, or one that is gone
                 return self._end_on_parent(job_id, parent_id, change, status, puts)
             last = Update(assign=self._table.counters_ttl(), add=counters, condition=_LAST)
-            done = self._finishing(parent_id, codec.unmarshal(seen).get(OWNER, ""))
+            done = self._finishing(parent_id, unmarshal(seen).get(OWNER, ""))
             try:
                 operations = [job, self._counters_op(parent_id, last), self._parent_op(parent_id, done)]
                 self._write_or_stale(job_id, operations, puts)
@@ -235,7 +235,7 @@ class ChildEndings:
                     continue
                 return Ended(None)
             # The counters item names its parent's type and attempt (written when it was armed).
-            armed = codec.unmarshal(seen)
+            armed = unmarshal(seen)
             parent = FinishedParent(
                 parent_id, str(armed.get(codec.PARENT_TYPE, "")), int(armed.get(codec.PARENT_ATTEMPTS, 0))
             )
@@ -258,7 +258,7 @@ class ChildEndings:
             if seen is None:  # the parent is gone (expired): the child's own write still happens
                 self._write_or_stale(job_id, [job], puts)
                 return Ended(None)
-            parent = codec.unmarshal(seen)
+            parent = unmarshal(seen)
             done = self._finishing(parent_id, parent.get(OWNER, ""))
             finishing = dataclasses.replace(done, add=counters, condition=_LAST_ON_PARENT, values=_WAITING)
             try:

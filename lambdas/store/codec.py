@@ -18,16 +18,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
-
 from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
 from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError
-from lambdas.store.expressions import marshal
+from lambdas.store.expressions import marshal, unmarshal
 
-_deserializer = TypeDeserializer()
 MAX_ERROR_CHARS = 2000
 # Attributes the store's writes name (the rest of the item is written by `JobItems` alone). A list may
 # filter on the type and the owner: both are copied into the list indexes (`schema.Index.include`).
@@ -94,10 +91,6 @@ def compact_json(value: Any) -> str:
         # A lone surrogate (valid in a JSON escape, not in UTF-8): keep it escaped, as JSON allows.
         text = json.dumps(value, separators=(",", ":"))
     return text
-
-
-def unmarshal(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _deserializer.deserialize(v) for k, v in item.items()}
 
 
 def key(job_id: str) -> dict[str, Any]:

@@ -11,19 +11,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from boto3.dynamodb.types import TypeSerializer
-
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.store import schema
 from lambdas.store.clients import client
-from lambdas.store.codec import attempt_key, attempts_prefix, unmarshal
-from lambdas.store.expressions import Query
+from lambdas.store.codec import attempt_key, attempts_prefix
+from lambdas.store.expressions import Query, marshal, unmarshal
 from lambdas.store.transactions import Put
 
 RESPONSE_EXCERPT_BYTES = 1024
-
-_serializer = TypeSerializer()
 
 
 class DeliveryLog:
@@ -61,17 +57,7 @@ class DeliveryLog:
             item["error"] = attempt.error[:1000]
         if attempt.response:
             item["response"] = _excerpt(attempt.response)
-        return Put(self._table, {k: _serializer.serialize(v) for k, v in item.items()})
-
-    def for_fanout(self, fanout_id: str) -> list[DeliveryAttempt]:
-        """Every attempt of a fan-out, grouped by delivery and in attempt order."""
-        paginator = client("dynamodb").get_paginator("query")
-        query = Query(self._table, (schema.DELIVERIES_PK, fanout_id))
-        return [
-            _from_item(unmarshal(raw))
-            for page in paginator.paginate(**query.params())
-            for raw in page.get("Items", [])
-        ]
+        return Put(self._table, marshal(item))
 
     def page(
         self, fanout_id: str, delivery_id: str | None, limit: int, after: str | None

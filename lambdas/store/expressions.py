@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from boto3.dynamodb.types import TypeSerializer
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+# The store's one pair of converters between Python values and DynamoDB's typed attribute values.
 _serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
 _NAME_PLACEHOLDER = re.compile(r"#(\w+)")
 # The comparisons a Query may put on its sort key (DynamoDB's key conditions, `BETWEEN` not needed yet).
 _SORT_OPERATORS = frozenset({"=", "<", "<=", ">", ">=", "begins_with"})
@@ -21,6 +23,10 @@ _SORT_OPERATORS = frozenset({"=", "<", "<=", ">", ">=", "begins_with"})
 
 def marshal(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _serializer.serialize(v) for k, v in values.items()}
+
+
+def unmarshal(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from lambdas.store.errors import (
     WaitedTooLongError,
     domain_errors,
 )
-from lambdas.store.expressions import Query, Update, marshal
+from lambdas.store.expressions import Query, Update, marshal, unmarshal
 from lambdas.store.job_table import JobTable
 from lambdas.store.listing import JobListing, ListQuery, Position
 from lambdas.store.transactions import Put
@@ -221,7 +221,7 @@ class JobStore:
         )
         try:
             # The item before the write says where the job came from; the update says where it is now.
-            before = codec.unmarshal(self._table.update(job_id, update, returns="ALL_OLD"))
+            before = unmarshal(self._table.update(job_id, update, returns="ALL_OLD"))
         except ConditionFailedError as failed:
             raise NotClaimableError(job_id, self._table.seen(job_id, failed)) from None
         after = update.applied_to(before)
@@ -711,7 +711,7 @@ class JobStore:
 def _refused_claim(job: Job, seen: dict[str, Any] | None) -> AlertClaim:
     if seen is None:
         return AlertClaim.SENT  # no job any more: nothing to say
-    now = codec.job_from_values(codec.unmarshal(seen))
+    now = codec.job_from_values(unmarshal(seen))
     if now.status is not job.status or now.attempt_total != job.attempt_total:
         return AlertClaim.MOVED
     return AlertClaim.SENT if now.alerted else AlertClaim.HELD

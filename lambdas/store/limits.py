@@ -35,15 +35,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store import clients, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
-from lambdas.store.expressions import Query
+from lambdas.store.expressions import Query, marshal, unmarshal
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 # An acquire that lost the race for its item this many times waits a moment (many starts at once).
 _WRITE_TRIES = 8
 # A lane that ended this long ago is dropped from its item by the next reservation that sees it.
@@ -163,7 +159,7 @@ class LimitStore:
                     if self._create(name, key, limit, job_id, tag, now_ms, lease_seconds):
                         return Admitted()
                 continue  # it exists now: try the one write again
-            item = {k: _deserializer.deserialize(v) for k, v in seen.items()}
+            item = unmarshal(seen)
             self._remember(name, key, item)
             refused = _refusal(item, limit, job_id, now_ms, reserved, pause)
             if refused is not None:
@@ -429,7 +425,7 @@ class LimitStore:
         answer = self._ddb.query(**query.params())
         states = []
         for raw in answer["Items"]:
-            item = {k: _deserializer.deserialize(v) for k, v in raw.items()}
+            item = unmarshal(raw)
             states.append(_state_of(name, item, limit, now_ms))
         more = "LastEvaluatedKey" in answer and states
         return states, states[-1].key if more else None
@@ -514,7 +510,7 @@ def _state_of(name: str, item: dict[str, Any], limit: Limit, now_ms: float) -> L
 
 
 def _marshal(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(_numbers(v)) for k, v in values.items()}
+    return marshal({k: _numbers(v) for k, v in values.items()})
 
 
 def _numbers(value: Any) -> Any:

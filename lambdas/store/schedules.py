@@ -1,9 +1,19 @@
-"""The schedules table: one item per recurring schedule, keyed by its owner and id, so a client's reads
-never reach another's schedule; and one counter item per owner (sort key COUNT_KEY) that caps how many
-it keeps: a create and its count commit in one transaction, a delete and its uncount too.
+"""The schedules table, under each owner (the API key id), so a client's reads never reach another's
+schedule. Per owner:
 
-Changes are conditioned on the `version` read (optimistic), and a firing is recorded only when it is
-newer than the last one recorded, so a duplicated firing never records its job twice.
+- `<scheduleId>`: the schedule as its owner wrote it (its job's payload included). Only the API writes it;
+  changes are conditioned on the `version` read (optimistic).
+- `<scheduleId>#fired`: what its firings left, small whatever the payload: the last jobs, the time of the
+  last firing recorded, the last error. A firing writes only this item (a write unit, where rewriting the
+  schedule would cost one per KB of payload); it sorts right after its schedule, so one Query reads both.
+  A firing is recorded only when newer than the last one recorded, so a duplicate never records twice.
+- `#count`: how many schedules the owner keeps; a create and its count commit in one transaction, a
+  delete and its uncount too.
+- `#day#<YYYY-MM-DD>`: how many jobs the owner's firings created that UTC day, capped (a write unit per
+  firing); it expires two days later.
+
+Schedule ids are uuid4s: none starts with '#', which sorts before every hex digit, so the owner's own
+items (`#...`) sort first and never read as schedules.
 """
 
 import dataclasses
@@ -12,19 +22,31 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState
+from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState, ScheduleTiming
 from lambdas.store import clients, schema, transactions
 from lambdas.store.codec import compact_json, unmarshal
 from lambdas.store.errors import ConditionFailedError, StoreError, TransactionCancelledError, domain_errors
 from lambdas.store.expressions import Query, Update, marshal
 
-COUNT_KEY = "#count"  # no schedule id starts with '#'
+COUNT_KEY = "#count"
 COUNT = "schedules"
+FIRED_SUFFIX = "#fired"
+DAY_PREFIX = "#day#"
+FIRINGS = "firings"
+DAY_KEPT_SECONDS = 2 * 86_400
 RECENT_KEPT = 10
+ERROR_KEPT_CHARS = 500  # a firing's error as recorded: the fired item stays one write unit
+_AFTER_OWN_ITEMS = "$"  # the first character after '#': every schedule id sorts after it
+# What the tick reads of each schedule: enough to know when it fires, never the payload.
+_TIMING = (schema.SCHEDULES_PK, schema.SCHEDULES_SK, "expression", "timeZone", "state", "startAt")
 
 
 class ScheduleLimitReachedError(StoreError):
     pass
+
+
+class FiringCapReachedError(StoreError):
+    """The owner's firings created as many jobs today as it may."""
 
 
 class ScheduleChangedError(StoreError):
@@ -73,25 +95,61 @@ class ScheduleStore:
             raise
 
     def get(self, owner: str, schedule_id: str) -> Schedule | None:
+        """The schedule with what its firings left, in one consistent Query of its two items."""
         if schedule_id.startswith("#"):
             return None
-        item = self._ddb.get_item(
-            TableName=self._table, Key=_key(owner, schedule_id), ConsistentRead=True
-        ).get("Item")
-        return _schedule(item) if item else None
+        query = Query(
+            self._table,
+            (schema.SCHEDULES_PK, owner),
+            sort=(schema.SCHEDULES_SK, "begins_with", schedule_id),
+            limit=2,  # the schedule, then its fired item: '#' sorts before every other character of an id
+            consistent=True,
+        )
+        items = self._ddb.query(**query.params())["Items"]
+        return next((s for s in _schedules(items) if s.schedule_id == schedule_id), None)
 
-    def of_owner(self, owner: str) -> Iterator[Schedule]:
-        query = Query(self._table, (schema.SCHEDULES_PK, owner), sort=(schema.SCHEDULES_SK, ">", COUNT_KEY))
-        pages = self._ddb.get_paginator("query").paginate(**query.params())
-        for page in pages:
-            yield from (_schedule(item) for item in page["Items"])
-
-    def all(self) -> Iterator[Schedule]:
-        """Every schedule of every owner (the local runtime's timer reads them)."""
-        for page in self._ddb.get_paginator("scan").paginate(TableName=self._table):
-            yield from (
-                _schedule(i) for i in page["Items"] if not i[schema.SCHEDULES_SK]["S"].startswith("#")
+    def page(
+        self, owner: str | None, limit: int, start: tuple[str, str] | None
+    ) -> tuple[list[Schedule], tuple[str, str] | None]:
+        """Up to `limit` schedules of `owner` (of every owner with None, in no order across owners), from
+        after the key `start`; and the key the next page starts after (None at the end). DynamoDB reads
+        2 x `limit` items at most, so a page holds `limit` payloads at most, whatever is stored."""
+        params: dict[str, Any] = {"TableName": self._table, "Limit": 2 * limit}
+        if owner is not None:
+            query = Query(
+                self._table, (schema.SCHEDULES_PK, owner), sort=(schema.SCHEDULES_SK, ">", _AFTER_OWN_ITEMS)
             )
+            params = {**query.params(), "Limit": 2 * limit}
+        if start is not None:
+            params["ExclusiveStartKey"] = _key(*start)
+        read = (self._ddb.query if owner is not None else self._ddb.scan)(**params)
+        items, more = read["Items"], "LastEvaluatedKey" in read
+        if more and len(items) > 1 and "#" not in items[-1][schema.SCHEDULES_SK]["S"]:
+            items = items[:-1]  # its fired item is on the next page: it goes there too
+        last = items[-1] if more else None
+        after = None if last is None else (last[schema.SCHEDULES_PK]["S"], last[schema.SCHEDULES_SK]["S"])
+        return list(_schedules(items)), after
+
+    def timings(self) -> Iterator[ScheduleTiming]:
+        """Every schedule's timing, page by page (a page is 1 MB read at most): the tick holds one page of
+        small projections at a time, whatever the payloads stored."""
+        pages = self._ddb.get_paginator("scan").paginate(
+            TableName=self._table,
+            ProjectionExpression=", ".join(f"#p{i}" for i in range(len(_TIMING))),
+            FilterExpression="attribute_exists(#p2)",  # schedules only: the other items have no expression
+            ExpressionAttributeNames={f"#p{i}": name for i, name in enumerate(_TIMING)},
+        )
+        for page in pages:
+            for item in page["Items"]:
+                raw = unmarshal(item)
+                yield ScheduleTiming(
+                    owner=raw[schema.SCHEDULES_PK],
+                    schedule_id=raw[schema.SCHEDULES_SK],
+                    expression=raw["expression"],
+                    time_zone=raw["timeZone"],
+                    state=ScheduleState(raw["state"]),
+                    start_at=int(raw["startAt"]),
+                )
 
     def replace(self, seen: Schedule, changed: Schedule) -> Schedule:
         """Write `changed` over the schedule as `seen`; ScheduleChangedError when it moved since."""
@@ -117,12 +175,16 @@ class ScheduleStore:
                 "ConditionExpression": f"attribute_exists({schema.SCHEDULES_SK})",
             }
         }
+        fired = {
+            "Delete": {"TableName": self._table, "Key": _fired_key(schedule.owner, schedule.schedule_id)}
+        }
         uncount = Update(assign={}, add={COUNT: -1}, condition=f"attribute_exists(#{COUNT})")
         try:
             transactions.write(
                 self._ddb,
                 [
                     ("delete", delete),
+                    ("fired", fired),
                     transactions.update("count", self._table, _key(schedule.owner, COUNT_KEY), uncount),
                 ],
             )
@@ -130,25 +192,54 @@ class ScheduleStore:
             raise ScheduleChangedError(schedule.schedule_id) from None
 
     def record_firing(self, schedule: Schedule, firing: Firing) -> None:
-        """Put `firing` first in the schedule's recent jobs, unless a firing as new or newer is recorded
-        (a duplicate, or a retry that came late): then nothing changes."""
+        """Put `firing` first in the schedule's recent jobs and clear its last error, unless a firing as
+        new or newer is recorded (a duplicate, or a retry that came late): then nothing changes. Writes the
+        small fired item only."""
         recent = [firing, *(f for f in schedule.recent if f.job_id != firing.job_id)][:RECENT_KEPT]
         update = Update(
             assign={"recentJobs": _recent(recent), "lastFiredFor": firing.scheduled_for},
-            condition="version = :v AND (attribute_not_exists(lastFiredFor) OR lastFiredFor < :t)",
-            values={":v": schedule.version, ":t": firing.scheduled_for},
+            remove=("lastError", "lastErrorAt"),
+            condition="attribute_not_exists(lastFiredFor) OR lastFiredFor < :t",
+            values={":t": firing.scheduled_for},
         )
         try:
             with domain_errors():
                 self._ddb.update_item(
-                    TableName=self._table, Key=_key(schedule.owner, schedule.schedule_id), **update.params()
+                    TableName=self._table,
+                    Key=_fired_key(schedule.owner, schedule.schedule_id),
+                    **update.params(),
                 )
         except ConditionFailedError:
             return
 
+    def record_error(self, owner: str, schedule_id: str, message: str, at: str) -> None:
+        """Keep why the schedule's last firing failed or was skipped, on its fired item (one write unit)."""
+        update = Update(assign={"lastError": message[:ERROR_KEPT_CHARS], "lastErrorAt": at}, condition="")
+        self._ddb.update_item(TableName=self._table, Key=_fired_key(owner, schedule_id), **update.params())
+
+    def count_firing(self, owner: str, day: str, cap: int, expires_at: int) -> None:
+        """Count one job created by the owner's firings on `day`; FiringCapReachedError at `cap`."""
+        update = Update(
+            assign={schema.TTL_ATTRIBUTE: expires_at},
+            add={FIRINGS: 1},
+            condition=f"attribute_not_exists(#{FIRINGS}) OR #{FIRINGS} < :cap",
+            values={":cap": cap},
+        )
+        try:
+            with domain_errors():
+                self._ddb.update_item(
+                    TableName=self._table, Key=_key(owner, DAY_PREFIX + day), **update.params()
+                )
+        except ConditionFailedError:
+            raise FiringCapReachedError(owner) from None
+
 
 def _key(owner: str, schedule_id: str) -> dict[str, Any]:
     return {schema.SCHEDULES_PK: {"S": owner}, schema.SCHEDULES_SK: {"S": schedule_id}}
+
+
+def _fired_key(owner: str, schedule_id: str) -> dict[str, Any]:
+    return _key(owner, schedule_id + FIRED_SUFFIX)
 
 
 def _recent(firings: list[Firing]) -> list[dict[str, Any]]:
@@ -171,13 +262,31 @@ def _item(schedule: Schedule) -> dict[str, Any]:
             "createdAt": schedule.created_at,
             "startAt": schedule.start_at,
             "version": schedule.version,
-            "recentJobs": _recent(list(schedule.recent)),
         }
     )
 
 
-def _schedule(item: dict[str, Any]) -> Schedule:
+def _schedules(items: "Iterator[dict[str, Any]] | list[dict[str, Any]]") -> Iterator[Schedule]:
+    """Schedules from items in key order, each with its fired item (which sorts right after it); the
+    owner's other items, and a fired item left by a schedule deleted meanwhile, are skipped."""
+    held: dict[str, Any] | None = None
+    for item in items:
+        sort_key = item[schema.SCHEDULES_SK]["S"]
+        if held is not None:
+            fired = sort_key == held[schema.SCHEDULES_SK]["S"] + FIRED_SUFFIX
+            yield _schedule(held, item if fired else None)
+            held = None
+            if fired:
+                continue
+        if "#" not in sort_key:
+            held = item
+    if held is not None:
+        yield _schedule(held, None)
+
+
+def _schedule(item: dict[str, Any], fired_item: dict[str, Any] | None) -> Schedule:
     raw = unmarshal(item)
+    fired = unmarshal(fired_item) if fired_item else {}
     return Schedule(
         schedule_id=raw[schema.SCHEDULES_SK],
         owner=raw[schema.SCHEDULES_PK],
@@ -192,5 +301,7 @@ def _schedule(item: dict[str, Any]) -> Schedule:
         created_at=raw["createdAt"],
         start_at=int(raw["startAt"]),
         version=int(raw["version"]),
-        recent=tuple(Firing(f["jobId"], int(f["scheduledFor"])) for f in raw["recentJobs"]),
+        recent=tuple(Firing(f["jobId"], int(f["scheduledFor"])) for f in fired.get("recentJobs", [])),
+        last_error=fired.get("lastError"),
+        last_error_at=fired.get("lastErrorAt"),
     )

@@ -8,15 +8,11 @@ the version it read. The table is encrypted at rest (AWS managed key, infra/tabl
 
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from lambdas.models.webhook_secrets import ClientSecrets, RetiredSecret
 from lambdas.store import schema
 from lambdas.store.clients import client
 from lambdas.store.errors import ConditionFailedError, domain_errors
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+from lambdas.store.expressions import marshal, unmarshal
 
 
 class WebhookSecretStore:
@@ -30,9 +26,7 @@ class WebhookSecretStore:
             ConsistentRead=True,
         )
         item = response.get("Item")
-        return (
-            None if item is None else _from_item({k: _deserializer.deserialize(v) for k, v in item.items()})
-        )
+        return None if item is None else _from_item(unmarshal(item))
 
     def create(self, secrets: ClientSecrets) -> bool:
         """Write a client's first item; False if it already has one."""
@@ -49,7 +43,7 @@ class WebhookSecretStore:
     ) -> bool:
         params: dict[str, Any] = {
             "TableName": self._table,
-            "Item": {k: _serializer.serialize(v) for k, v in _to_item(secrets).items()},
+            "Item": marshal(_to_item(secrets)),
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,
         }

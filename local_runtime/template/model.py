@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 
@@ -17,10 +18,10 @@ TABLE = "AWS::DynamoDB::Table"
 BUCKET = "AWS::S3::Bucket"
 TOPIC = "AWS::SNS::Topic"
 SECRET = "AWS::SecretsManager::Secret"  # noqa: S105 (a resource type, not a password)
-EMAIL_IDENTITY = "AWS::SES::EmailIdentity"
 FUNCTION = "AWS::Lambda::Function"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 RULE = "AWS::Events::Rule"
+SCHEDULER_SCHEDULE = "AWS::Scheduler::Schedule"
 REST_API = "AWS::ApiGateway::RestApi"
 API_RESOURCE = "AWS::ApiGateway::Resource"
 API_METHOD = "AWS::ApiGateway::Method"
@@ -68,23 +69,23 @@ class EventSourceMapping:
     maximum_concurrency: int | None
 
 
+class ScheduleKind(StrEnum):
+    RULE = "rule"  # an EventBridge scheduled rule: a Scheduled Event, or the target's constant Input
+    SCHEDULER = "scheduler"  # an EventBridge Scheduler schedule: its Input with context attributes filled
+
+
 @dataclass(frozen=True)
 class Schedule:
+    """What invokes a function on a schedule: a scheduled rule or an EventBridge Scheduler schedule."""
+
     logical_id: str
+    kind: ScheduleKind
     expression: str
     function: str  # logical id of the target function
-    rule_arn: str
+    arn: str  # the rule's or the schedule's
     input: str | None = None
     enabled: bool = True
-
-    @property
-    def rate_seconds(self) -> int:
-        """The period of a `rate(...)` expression, in seconds."""
-        match = re.fullmatch(r"rate\((\d+) (minute|minutes|hour|hours|day|days)\)", self.expression.strip())
-        if match is None:
-            raise UnsupportedTemplateError(f"only rate() schedules run locally, not {self.expression!r}")
-        unit = {"minute": 60, "hour": 3600, "day": 86400}[match.group(2).rstrip("s")]
-        return int(match.group(1)) * unit
+    time_zone: str = "UTC"  # a Scheduler schedule's ScheduleExpressionTimezone
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from local_runtime.template.model import (
     Resource,
     Route,
     Schedule,
+    ScheduleKind,
     UnsupportedTemplateError,
     UsagePlanLimits,
 )
@@ -38,6 +39,11 @@ READ_PROPERTIES: Mapping[str, frozenset[str]] = {
         | {"FunctionResponseTypes", "ScalingConfig"}
     ),
     model.RULE: frozenset({"ScheduleExpression", "State", "Targets", "Description"}),
+    # GroupName and Description have no local effect; FlexibleTimeWindow is read (OFF only).
+    model.SCHEDULER_SCHEDULE: frozenset(
+        {"ScheduleExpression", "ScheduleExpressionTimezone", "State", "Target", "FlexibleTimeWindow"}
+        | {"GroupName", "Description"}
+    ),
     model.REST_API: frozenset({"ApiKeySourceType", "Description", "EndpointConfiguration", "Name", "Policy"}),
     model.API_RESOURCE: frozenset({"ParentId", "PathPart", "RestApiId"}),
     model.API_METHOD: frozenset(
@@ -58,6 +64,9 @@ READ_PROPERTIES: Mapping[str, frozenset[str]] = {
 # whose signatures the gateway checks (local_runtime/sigv4.py).
 _AUTHORIZATIONS = frozenset({"NONE", "AWS_IAM"})
 _TARGET_KEYS = frozenset({"Arn", "Id", "Input", "RetryPolicy"})
+# A Scheduler target's keys: RoleArn has no local effect (roles are not enforced); RetryPolicy and
+# DeadLetterConfig neither (a failed invocation is reported on the console, not retried or dead-lettered).
+_SCHEDULER_TARGET_KEYS = frozenset({"Arn", "Input", "RoleArn", "RetryPolicy", "DeadLetterConfig"})
 
 
 class Readers:
@@ -133,7 +142,9 @@ class Readers:
         )
 
     def schedules(self) -> list[Schedule]:
-        schedules = []
+        return [*self._rules(), *self._scheduler_schedules()]
+
+    def _rules(self) -> Iterator[Schedule]:
         for logical_id, props in self.of_type(model.RULE):
             if "ScheduleExpression" not in props:
                 raise UnsupportedTemplateError(f"{logical_id}: only scheduled rules are supported locally")
@@ -143,17 +154,35 @@ class Readers:
                     raise UnsupportedTemplateError(
                         f"{logical_id}: target {sorted(unsupported)} is not supported"
                     )
-                schedules.append(
-                    Schedule(
-                        logical_id=logical_id,
-                        expression=self._resolver.resolve_str(props["ScheduleExpression"]),
-                        function=self._function_by_reference(target["Arn"]),
-                        rule_arn=self._resource(logical_id).attributes["Arn"],
-                        input=None if "Input" not in target else self._resolver.resolve_str(target["Input"]),
-                        enabled=self._value(props, "State", "ENABLED") == "ENABLED",
-                    )
+                yield Schedule(
+                    logical_id=logical_id,
+                    kind=ScheduleKind.RULE,
+                    expression=self._resolver.resolve_str(props["ScheduleExpression"]),
+                    function=self._function_by_reference(target["Arn"]),
+                    arn=self._resource(logical_id).attributes["Arn"],
+                    input=None if "Input" not in target else self._resolver.resolve_str(target["Input"]),
+                    enabled=self._value(props, "State", "ENABLED") == "ENABLED",
                 )
-        return schedules
+
+    def _scheduler_schedules(self) -> Iterator[Schedule]:
+        for logical_id, props in self.of_type(model.SCHEDULER_SCHEDULE):
+            target = props["Target"]
+            unsupported = set(target) - _SCHEDULER_TARGET_KEYS
+            if unsupported:
+                raise UnsupportedTemplateError(f"{logical_id}: target {sorted(unsupported)} is not supported")
+            window = self._value(props, "FlexibleTimeWindow", {})
+            if window.get("Mode") != "OFF":
+                raise UnsupportedTemplateError(f"{logical_id}: only FlexibleTimeWindow OFF runs locally")
+            yield Schedule(
+                logical_id=logical_id,
+                kind=ScheduleKind.SCHEDULER,
+                expression=self._resolver.resolve_str(props["ScheduleExpression"]),
+                function=self._function_by_reference(target["Arn"]),
+                arn=self._resource(logical_id).attributes["Arn"],
+                input=None if "Input" not in target else self._resolver.resolve_str(target["Input"]),
+                enabled=self._value(props, "State", "ENABLED") == "ENABLED",
+                time_zone=str(self._value(props, "ScheduleExpressionTimezone", "UTC")),
+            )
 
     def apis(self) -> list[ApiSpec]:
         return [self._api(logical_id) for logical_id, _ in self.of_type(model.REST_API)]

@@ -77,10 +77,8 @@ NOT_REPRODUCED = frozenset(
         "AWS::ApiGateway::Model",
         "AWS::ApiGateway::RequestValidator",
         "AWS::ApiGateway::UsagePlanKey",
-        # The minute tick of the schedules function: locally the schedule timer fires the stored
-        # schedules instead, by the same next-fire-time (local_runtime/schedule_timer.py).
+        # A group only names its schedules (AWS::Scheduler::Schedule is read: local_runtime/scheduler.py).
         "AWS::Scheduler::ScheduleGroup",
-        "AWS::Scheduler::Schedule",
     }
 )
 
@@ -201,6 +199,10 @@ class Resources:
             return Resource(logical_id, resource_type, name, {"Arn": arn})
         if resource_type == model.RULE:
             arn = f"arn:aws:events:{self._region}:{self._account}:rule/{name}"
+            return Resource(logical_id, resource_type, name, {"Arn": arn})
+        if resource_type == model.SCHEDULER_SCHEDULE:
+            group = self._resolver.resolve_str(props.get("GroupName", "default"))
+            arn = f"arn:aws:scheduler:{self._region}:{self._account}:schedule/{group}/{name}"
             return Resource(logical_id, resource_type, name, {"Arn": arn})
         if resource_type == model.REST_API:
             api_id = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(10))

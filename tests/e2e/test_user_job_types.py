@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import requests
@@ -125,6 +126,9 @@ def test_a_users_type_runs_70_seconds_in_its_own_120_second_function_with_its_se
         ]["mapping"]
     )
     assert "SyncCrmPayload" in document["components"]["schemas"]
+    # whose server URL, resolved against where it was served as OpenAPI says, reaches the API
+    api = urljoin(f"{user_runtime.url}openapi.json", document["servers"][0]["url"])
+    assert requests.get(f"{api}/jobs", headers=headers, timeout=30).status_code == 200
 
 
 VERSIONED = """

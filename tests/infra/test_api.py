@@ -51,6 +51,16 @@ def test_the_routes_are_the_ones_the_openapi_document_describes(template: dict[s
     assert data_routes == documented
 
 
+def test_the_openapi_documents_server_is_the_stage_the_stack_deploys(template: dict[str, Any]) -> None:
+    """Seen to fail with the document's server URL `/`."""
+    from lambdas.handlers.api import openapi_document
+
+    _, stage = only(template, "AWS::ApiGateway::Stage")
+    servers = json.loads(openapi_document())["servers"]
+    assert servers[0]["url"] == f"/{stage['Properties']['StageName']}"
+    assert servers[1]["url"].endswith(f".amazonaws.com/{stage['Properties']['StageName']}")
+
+
 def test_every_route_proxies_to_the_api_function(template: dict[str, Any]) -> None:
     api_function, _ = function(template, "api")
     for method in _routes(template).values():

@@ -122,7 +122,11 @@ NOT_A_TYPE = "VALUE = 1\n"
             {},
             "'send_email' .* a built-in type",
         ),
-        ({"helper": NOT_A_TYPE}, {}, "job type 'helper': .* defines no JOB_TYPE"),
+        (
+            {"helper": NOT_A_TYPE},
+            {},
+            "job type 'helper': .* defines no JOB_TYPE .* name a helper module _helper.py and it is skipped",
+        ),
         (
             {"sync_crm": SYNC_CRM},
             {"sync_crm": {"crmUrl": "ftp://nope"}},
@@ -210,4 +214,4 @@ def test_the_template_project_synthesizes_and_its_own_tests_pass(monkeypatch) ->
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "6 passed" in result.stdout

@@ -55,7 +55,7 @@ def test_main_queue_outlasts_six_worker_timeouts_and_redrives(template: dict[str
     dlq_id, _ = _queue(template, "QueuesDeadLetterQueue")
     _, queue = _queue(template, "QueuesQueue")
     worker_timeout = function(template, "worker")[1]["Properties"]["Timeout"]
-    assert queue["VisibilityTimeout"] == config.VISIBILITY_TIMEOUT_SECONDS
+    assert queue["VisibilityTimeout"] == config.VISIBILITY_TIMEOUT_FACTOR * config.WORKER_TIMEOUT_SECONDS
     assert queue["VisibilityTimeout"] >= 6 * worker_timeout
     assert queue["MessageRetentionPeriod"] == config.MAIN_QUEUE_RETENTION_DAYS * 86400
     redrive = queue["RedrivePolicy"]

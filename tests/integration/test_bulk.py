@@ -8,8 +8,9 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.lifecycle import bulk, retry_cancel
+from lambdas.lifecycle import bulk, ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError
+from lambdas.lifecycle.ops import OpsPayload
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
@@ -44,7 +45,7 @@ def _visible(pipeline: Pipeline) -> int:
 def test_a_bulk_retry_killed_after_its_first_page_resumes_with_exact_totals(
     pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Broken line: `run_bulk`'s `store.save_progress(...)` removed: the re-run starts over, and its
+    """Broken line: `ops.run_pages`'s `store.save_progress(...)` removed: the re-run starts over, and its
     totals miss page 1 (matched 150, not 250)."""
     queue = JobQueue(pipeline.queue_url)
     dead = _dead_jobs(store, 250)
@@ -55,19 +56,23 @@ def test_a_bulk_retry_killed_after_its_first_page_resumes_with_exact_totals(
     real_apply = bulk._apply
 
     def crash_on_page_two(*args: Any) -> bool:
-        if len(applied) == bulk.PAGE_SIZE:
+        if len(applied) == ops.PAGE_SIZE:
             raise RuntimeError("the worker dies")
         applied.append(args[3])
         return real_apply(*args)
 
     monkeypatch.setattr(bulk, "_apply", crash_on_page_two)
     with pytest.raises(RuntimeError):
-        bulk.run_bulk(store, queue, job.job_id, first.attempts, lambda: 60_000, job.payload)
+        bulk.run_ops_job(
+            store, queue, job.job_id, first.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+        )
     monkeypatch.setattr(bulk, "_apply", lambda *args: applied.append(args[3]) or real_apply(*args))
     clock.advance(61)  # the lease runs out; the message comes back and a new attempt takes over
     second = store.claim(job.job_id, 60)
 
-    result = bulk.run_bulk(store, queue, job.job_id, second.attempts, lambda: 60_000, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, second.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
     assert result == {"action": "retry", "matched": 250, "applied": 250, "skipped": 0, "finished": True}
     assert sorted(applied) == dead, "a job was acted on twice, or missed"
@@ -84,38 +89,46 @@ def test_out_of_time_it_continues_in_a_new_delivery_without_spending_an_attempt(
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest(limit=120))
     claimed = store.claim(job.job_id, 60)
     # out of time as soon as the delivery's first page is done
-    later = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 0, job.payload)
+    later = bulk.run_ops_job(
+        store, queue, job.job_id, claimed.attempts, lambda: 0, OpsPayload.model_validate(job.payload)
+    )
     assert isinstance(later, ContinueLater)
     store.continue_later(claimed, later.result)
     paused = store.get(job.job_id)
     assert paused is not None
     resumed = store.claim(job.job_id, 60)
-    result = bulk.run_bulk(store, queue, job.job_id, resumed.attempts, lambda: 60_000, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, resumed.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
     assert (paused.status, paused.attempts, resumed.attempts) == (JobStatus.PENDING, 0, 1)
-    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert later.result["matched"] == ops.PAGE_SIZE
     assert result == {"action": "retry", "matched": 120, "applied": 120, "skipped": 0, "finished": True}
 
 
 def test_a_worker_with_less_time_than_the_reserve_still_does_a_page_per_delivery(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
-    """Broken line: `run_bulk`'s `if pages and ...` back to `if remaining_ms() < RESERVE_MS`: a
+    """Broken line: `ops.run_pages`'s `if done and ...` back to `if remaining_ms() < RESERVE_MS`: a
     worker whose timeout is under the reserve hands the job on without a page, delivery after delivery."""
     queue = JobQueue(pipeline.queue_url)
     _dead_jobs(store, 150)
     clock.advance(1)
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
-    short = lambda: bulk.RESERVE_MS // 2  # noqa: E731 - an 8 s worker timeout, as the e2e runtime has
+    short = lambda: ops.RESERVE_MS // 2  # noqa: E731 - an 8 s worker timeout, as the e2e runtime has
 
     first = store.claim(job.job_id, 60)
-    later = bulk.run_bulk(store, queue, job.job_id, first.attempts, short, job.payload)
+    later = bulk.run_ops_job(
+        store, queue, job.job_id, first.attempts, short, OpsPayload.model_validate(job.payload)
+    )
     assert isinstance(later, ContinueLater)
     store.continue_later(first, later.result)
     second = store.claim(job.job_id, 60)
-    result = bulk.run_bulk(store, queue, job.job_id, second.attempts, short, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, second.attempts, short, OpsPayload.model_validate(job.payload)
+    )
 
-    assert later.result["matched"] == bulk.PAGE_SIZE
+    assert later.result["matched"] == ops.PAGE_SIZE
     assert result == {"action": "retry", "matched": 150, "applied": 150, "skipped": 0, "finished": True}
 
 
@@ -164,7 +177,7 @@ def test_a_bulk_job_logs_its_new_to_pending_transition_like_any_submitted_job(
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
 
     assert transitions(log_lines(), job.job_id) == [
-        (f"job {job.job_id} new -> pending", bulk.BULK_TYPE, "new", "pending", 0, None)
+        (f"job {job.job_id} new -> pending", ops.OPS_TYPE, "new", "pending", 0, None)
     ]
 
 
@@ -177,8 +190,8 @@ def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_d
     fail against `_continue` keeping its message (`change_visibility(..., 0)`, `Outcome.RETRIED`): the
     bulk job was redriven on its 16th receive ("SQS redrive after 16 receives"), marked dead mid-way and
     alerted."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
-    monkeypatch.setattr(bulk, "RESERVE_MS", 10**9)  # every delivery does one page, then hands on
+    monkeypatch.setattr(ops, "PAGE_SIZE", 2)
+    monkeypatch.setattr(ops, "RESERVE_MS", 10**9)  # every delivery does one page, then hands on
     dead = _dead_jobs(store, 40)
     clock.advance(1)
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "retry", BulkRequest())
@@ -200,14 +213,14 @@ def test_a_bulk_action_that_continues_more_often_than_max_receive_count_is_not_d
 # a job that moved before the action reached it counts as skipped; a run stops for time only with less
 # than RESERVE_MS left; the bulk job records the operator key that started it as its owner.
 #
-# Found by `make mutate` (mutants of `bulk.run_bulk` and `bulk._apply` no test failed on: the existing
+# Found by `make mutate` (mutants of the bulk run and `bulk._apply` no test failed on: the existing
 # resume test only has jobs that leave the listed state, so starting over lists the same remainder).
 # Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 
 
-DEAD = bulk.PAGE_SIZE + 20
+DEAD = ops.PAGE_SIZE + 20
 # The first delivery skips every job of page one (they stay dead, so they stay listed); the next applies.
-EXACT = {"action": "retry", "matched": DEAD, "applied": 20, "skipped": bulk.PAGE_SIZE, "finished": True}
+EXACT = {"action": "retry", "matched": DEAD, "applied": 20, "skipped": ops.PAGE_SIZE, "finished": True}
 
 
 def _bulk_retry(pipeline: Pipeline, store: JobStore, clock: Clock) -> tuple[JobQueue, Job, Job]:
@@ -221,26 +234,30 @@ def _bulk_retry(pipeline: Pipeline, store: JobStore, clock: Clock) -> tuple[JobQ
 
 def _next_delivery(store: JobStore, queue: JobQueue, job: Job) -> Any:
     second = store.claim(job.job_id, 60)
-    return bulk.run_bulk(store, queue, job.job_id, second.attempts, lambda: 60_000, job.payload)
+    return bulk.run_ops_job(
+        store, queue, job.job_id, second.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
 
 def test_a_resumed_bulk_retry_does_not_list_its_skipped_first_page_again(
     pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Broken line: `run_bulk`'s saved progress `{**progress, "cursor": ...}` as `"CURSOR"`."""
+    """Broken line: `ops._progress`'s `"position"` as `"POSITION"`."""
     queue, job, first = _bulk_retry(pipeline, store, clock)
     skipped: list[str] = []
     real_apply = bulk._apply
 
     def skip_page_one_then_crash(*args: Any) -> bool:
-        if len(skipped) == bulk.PAGE_SIZE:
+        if len(skipped) == ops.PAGE_SIZE:
             raise RuntimeError("the worker dies")
         skipped.append(args[3])
         return False
 
     monkeypatch.setattr(bulk, "_apply", skip_page_one_then_crash)
     with pytest.raises(RuntimeError):
-        bulk.run_bulk(store, queue, job.job_id, first.attempts, lambda: 60_000, job.payload)
+        bulk.run_ops_job(
+            store, queue, job.job_id, first.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+        )
     monkeypatch.setattr(bulk, "_apply", real_apply)
     clock.advance(61)  # the lease runs out; a new attempt takes over
 
@@ -251,13 +268,15 @@ def test_a_resumed_bulk_retry_does_not_list_its_skipped_first_page_again(
 def test_a_bulk_action_out_of_time_hands_its_cursor_to_the_next_delivery(
     pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bug the mutant above led to: `run_bulk` returned `ContinueLater(progress)` without the cursor,
+    """A bug the mutant above led to: the bulk run returned `ContinueLater(progress)` without the cursor,
     and `continue_later` stores that as the job's result, so the next delivery listed from the start and
     counted the skipped first page again (matched 220 of 120). Broken line: the cursor left out again."""
     queue, job, first = _bulk_retry(pipeline, store, clock)
     real_apply = bulk._apply
     monkeypatch.setattr(bulk, "_apply", lambda *args: False)
-    later = bulk.run_bulk(store, queue, job.job_id, first.attempts, lambda: 0, job.payload)
+    later = bulk.run_ops_job(
+        store, queue, job.job_id, first.attempts, lambda: 0, OpsPayload.model_validate(job.payload)
+    )
     assert isinstance(later, ContinueLater)
     store.continue_later(first, later.result)
     monkeypatch.setattr(bulk, "_apply", real_apply)
@@ -284,7 +303,9 @@ def test_a_job_that_moved_before_the_bulk_action_reached_it_counts_as_skipped(
 
     monkeypatch.setattr(retry_cancel, "retry_job", caller_first)
 
-    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, claimed.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
     assert result == {"action": "retry", "matched": 3, "applied": 2, "skipped": 1, "finished": True}
 
@@ -302,26 +323,30 @@ def test_a_job_that_enters_the_status_after_the_bulk_action_started_is_not_match
     store.fail(store.claim("late", 60), "died after the bulk action started")
     claimed = store.claim(job.job_id, 60)
 
-    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, claimed.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
     assert result == {"action": "retry", "matched": 2, "applied": 2, "skipped": 0, "finished": True}
     assert [j.status for j in store.get_many([*early, "late"])] == [JobStatus.PENDING] * 2 + [JobStatus.DEAD]
 
 
-@pytest.mark.parametrize(("left", "stops"), [(bulk.RESERVE_MS, False), (bulk.RESERVE_MS - 1, True)])
+@pytest.mark.parametrize(("left", "stops"), [(ops.RESERVE_MS, False), (ops.RESERVE_MS - 1, True)])
 def test_a_bulk_action_hands_on_only_with_less_than_its_reserve_left(
     pipeline: Pipeline, store: JobStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, left: int, stops: bool
 ) -> None:
-    """Broken line: `run_bulk`'s `remaining_ms() < RESERVE_MS` as `<=` (it hands on with exactly the
+    """Broken line: `ops.run_pages`'s `remaining_ms() < RESERVE_MS` as `<=` (it hands on with exactly the
     reserve left, a delivery it did not need)."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 2)
+    monkeypatch.setattr(ops, "PAGE_SIZE", 2)
     queue = JobQueue(pipeline.queue_url)
     _dead_jobs(store, 3)
     clock.advance(1)
     job = bulk.start_bulk(store, queue, OPERATOR, "retry", BulkRequest())
     claimed = store.claim(job.job_id, 60)
 
-    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: left, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, claimed.attempts, lambda: left, OpsPayload.model_validate(job.payload)
+    )
 
     assert isinstance(result, ContinueLater) is stops
     counts = result.result if isinstance(result, ContinueLater) else result
@@ -355,7 +380,9 @@ def test_an_operators_bulk_cancel_cancels_every_pending_job_it_matched(
     job = bulk.start_bulk(store, queue, OPERATOR, "cancel", BulkRequest())
     claimed = store.claim(job.job_id, 60)
 
-    result = bulk.run_bulk(store, queue, job.job_id, claimed.attempts, lambda: 60_000, job.payload)
+    result = bulk.run_ops_job(
+        store, queue, job.job_id, claimed.attempts, lambda: 60_000, OpsPayload.model_validate(job.payload)
+    )
 
     assert result == {"action": "cancel", "matched": 3, "applied": 3, "skipped": 0, "finished": True}
     assert [j.status for j in store.get_many(pending)] == [JobStatus.CANCELLED] * 3

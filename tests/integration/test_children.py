@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, ContinueLater, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle import bulk, fan_out, retry_cancel
+from lambdas.lifecycle import bulk, fan_out, ops, retry_cancel
+from lambdas.lifecycle.ops import OpsPayload
 from lambdas.lifecycle.recovery import Sweeper
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus, NewJob
@@ -278,17 +279,19 @@ def test_a_large_fan_outs_retry_out_of_time_resumes_from_its_saved_offset_with_e
     pipeline: Pipeline, store: JobStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ops job hands on after a page and the next delivery goes on from the saved offset and counts.
-    Seen to fail against each of `fan_out._progress`'s mutants: the fresh `"matched": 1` (the counts
-    one too many), the fresh key `"finished"` misspelt (the handed-on progress lacks it), the saved
-    progress looked up under a misspelt `"action"` (the resumed run starts over: 16 matched, not 26),
-    and `int(None)` for each saved count (a TypeError on resuming)."""
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 10)
+    Seen to fail against each of these breaks of `ops._progress` and `ops._resumed`: the key
+    `"finished"` misspelt (the handed-on progress lacks it), the saved progress looked up under a
+    misspelt `"action"` (the resumed run starts over: 16 matched, not 26), and `int(None)` for each
+    saved count (a TypeError on resuming)."""
+    monkeypatch.setattr(ops, "PAGE_SIZE", 10)
     children = _dead_fan_out(store, LARGE)
     queue = JobQueue(pipeline.queue_url)
-    ops = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.RETRY)
-    first = store.claim(ops.job_id, 60)
+    ops_job = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.RETRY)
+    first = store.claim(ops_job.job_id, 60)
 
-    later = fan_out.run_fan_out_action(store, queue, ops.job_id, first.attempts, lambda: 0, ops.payload)
+    later = bulk.run_ops_job(
+        store, queue, ops_job.job_id, first.attempts, lambda: 0, OpsPayload.model_validate(ops_job.payload)
+    )
 
     assert isinstance(later, ContinueLater)
     assert later.result == {
@@ -296,20 +299,24 @@ def test_a_large_fan_outs_retry_out_of_time_resumes_from_its_saved_offset_with_e
         "matched": 10,
         "applied": 10,
         "skipped": 0,
-        "offset": 10,
+        "position": 10,
         "finished": False,
     }
     store.continue_later(first, later.result)
-    resumed = store.claim(ops.job_id, 60)
-    result = fan_out.run_fan_out_action(
-        store, queue, ops.job_id, resumed.attempts, lambda: 60_000, ops.payload
+    resumed = store.claim(ops_job.job_id, 60)
+    result = bulk.run_ops_job(
+        store,
+        queue,
+        ops_job.job_id,
+        resumed.attempts,
+        lambda: 60_000,
+        OpsPayload.model_validate(ops_job.payload),
     )
     assert result == {
         "action": "retry",
         "matched": LARGE,
         "applied": LARGE,
         "skipped": 0,
-        "offset": 30,
         "finished": True,
     }
     assert {_job(store, c).status for c in children} == {JobStatus.PENDING}
@@ -321,10 +328,17 @@ def test_a_large_fan_outs_cancel_logs_the_fan_out_going_from_waiting_to_cancelle
     """Seen to fail against `fan_out.cancel_parent`'s `log_transition(...)` with to-state `None`."""
     _waiting_fan_out(store, LARGE)
     queue = JobQueue(pipeline.queue_url)
-    ops = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.CANCEL)
-    claimed = store.claim(ops.job_id, 60)
+    ops_job = fan_out.start_ops_job(store, queue, _job(store, "fan"), JobAction.CANCEL)
+    claimed = store.claim(ops_job.job_id, 60)
 
-    fan_out.run_fan_out_action(store, queue, ops.job_id, claimed.attempts, lambda: 60_000, ops.payload)
+    bulk.run_ops_job(
+        store,
+        queue,
+        ops_job.job_id,
+        claimed.attempts,
+        lambda: 60_000,
+        OpsPayload.model_validate(ops_job.payload),
+    )
 
     assert transitions(log_lines(), "fan") == [
         ("job fan waiting -> cancelled", "webhook_fanout", "waiting", "cancelled", 1, None)

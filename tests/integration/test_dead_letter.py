@@ -20,6 +20,7 @@ from lambdas.store import codec, schema
 from lambdas.store.alerts import Alerts
 from lambdas.store.deliveries import DeliveryLog
 from lambdas.store.jobs import JobStore
+from tests.support.deliveries import every_attempt
 from tests.support.job_types import EchoPayload
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
@@ -290,7 +291,7 @@ def test_a_failure_after_the_lease_was_lost_leaves_the_newer_attempt_alone_and_l
     assert job is not None
     assert (job.status, job.attempts) == (JobStatus.PROCESSING, 2)
     assert pipeline.visible(pipeline.dlq_url) == 0
-    [line] = DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE]).for_fanout("fan")
+    [line] = every_attempt(DeliveryLog(pipeline.env[config.ENV_DELIVERIES_TABLE]), "fan")
     assert (line.delivery_id, line.attempt, line.outcome) == (job_id, 1, outcome)
 
 

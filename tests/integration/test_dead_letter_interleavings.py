@@ -17,7 +17,7 @@ import pytest
 from lambdas.handlers import dead_letter, worker
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError
-from lambdas.lifecycle import bulk
+from lambdas.lifecycle import bulk, ops
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import JobStatus
@@ -45,8 +45,8 @@ def test_a_bulk_retry_racing_stale_letters_ends_with_every_job_done_and_one_aler
 ) -> None:
     _runs.clear()
     registry.register(JobType(name="test_dies_first", payload_model=EchoPayload, run=_dies_first))
-    monkeypatch.setattr(bulk, "PAGE_SIZE", 1)
-    monkeypatch.setattr(bulk, "RESERVE_MS", 10**9)
+    monkeypatch.setattr(ops, "PAGE_SIZE", 1)
+    monkeypatch.setattr(ops, "RESERVE_MS", 10**9)
     rng = random.Random(seed)
     ids = [pipeline.submit("test_dies_first", {}) for _ in range(JOBS)]
     # first lives: every job dies, each letter is handled once (one alert per death) and kept as a copy

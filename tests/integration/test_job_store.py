@@ -26,6 +26,7 @@ from lambdas.store.errors import ITEM_SIZE_LIMIT, ItemTooLargeError, NotClaimabl
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from lambdas.store.uploads import Uploads
+from tests.support.deliveries import every_attempt
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
 from tests.support.transitions import Lines, transitions
@@ -161,7 +162,9 @@ def test_a_delivery_attempt_expires_with_the_finished_jobs_retention(pipeline: P
     items = boto3.client("dynamodb").scan(TableName=table)["Items"]
 
     assert [item["expiresAt"] for item in items] == [{"N": str(1_000_000 + TTL_DAYS * 86_400)}]
-    assert json.dumps(DeliveryLog(table).for_fanout("f-1")[0].attempted_at) == '"2026-11-30T00:00:00.000Z"'
+    assert (
+        json.dumps(every_attempt(DeliveryLog(table), "f-1")[0].attempted_at) == '"2026-11-30T00:00:00.000Z"'
+    )
 
 
 # Job records over their life: expiry only once finished, and fan-out parents that always finish.
@@ -390,8 +393,8 @@ def test_an_endpoints_attempts_in_two_fan_outs_each_name_their_fan_out(pipeline:
     log.record(older)
     log.record(newer)
 
-    assert log.for_fanout("fan-a") == [older]
-    assert log.for_fanout("fan-b") == [newer]
+    assert every_attempt(log, "fan-a") == [older]
+    assert every_attempt(log, "fan-b") == [newer]
 
 
 def test_head_reports_the_size_and_content_type_the_client_uploaded(pipeline: Pipeline) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from lambdas.handlers import schedules as firing
-from lambdas.handlers.schedules import firing_input
+from lambdas.lifecycle import schedules
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline
 from tests.support.replicas import replicas_lag
@@ -28,15 +28,23 @@ def body(**extra: Any) -> dict[str, Any]:
     }
 
 
-def create(pipeline: Pipeline, **extra: Any) -> dict[str, Any]:
-    response = pipeline.request("POST", "/schedules", body(**extra))
+def create(pipeline: Pipeline, api_key_id: str | None = None, **extra: Any) -> dict[str, Any]:
+    response = pipeline.request("POST", "/schedules", body(**extra), api_key_id=api_key_id)
     assert response.status == 201, response.body
     return dict(response.body)
 
 
 def fire(schedule_id: str, scheduled_time: str, owner: str = OWNER) -> dict[str, Any]:
-    event = firing_input(owner, schedule_id, scheduled_time)
-    return dict(firing.handler(event, LambdaContext(function_name="schedules")))
+    """One firing, as the schedules function's tick makes it (its own stores and cap)."""
+    parts = firing._parts()
+    moment = int(datetime.fromisoformat(scheduled_time).timestamp() * 1000)
+    schedule = parts.schedules.get(owner, schedule_id)
+    fired = schedules.fire(parts.schedules, parts.store, parts.queue, schedule, moment, cap=parts.cap)
+    return {"outcome": fired.outcome.value, "jobId": fired.job.job_id if fired.job else None}
+
+
+def tick(at: str) -> dict[str, Any]:
+    return dict(firing.handler({"tick": at}, LambdaContext(function_name="schedules")))
 
 
 def test_a_schedule_shows_its_next_fire_times_in_its_time_zone(pipeline: Pipeline, clock: Clock) -> None:
@@ -58,16 +66,22 @@ def test_a_schedule_shows_its_next_fire_times_in_its_time_zone(pipeline: Pipelin
         ({"expression": "rate(1 minutes)"}, "singular for 1"),
         ({"timeZone": "Mars/Olympus"}, "IANA"),
         ({"expression": "cron(0 0 30 2 ? *)"}, "never fires"),
+        ({"expression": "rate(99999999999999999999 minutes)"}, "a period is at most"),
+        ({"expression": "cron(0 0 ? * 1/2 *)"}, "day-of-week: /"),
     ],
 )
 def test_an_expression_eventbridge_would_refuse_is_400_with_why(
     pipeline: Pipeline, change: dict[str, str], why: str
 ) -> None:
-    """Seen failing when create_schedule skipped check_expression (201 for each)."""
+    """Seen failing when create_schedule skipped check_expression (201 for each); the long rate was a
+    500 (OverflowError) at create and at update before rates had a longest period."""
     response = pipeline.request("POST", "/schedules", body(**change))
     assert response.status == 400
     assert response.body["error"]["code"] == "invalid_schedule"
     assert why in response.body["error"]["message"]
+    schedule_id = create(pipeline)["scheduleId"]
+    updated = pipeline.request("PATCH", f"/schedules/{schedule_id}", change)
+    assert (updated.status, updated.body["error"]["code"]) == (400, "invalid_schedule")
 
 
 def test_the_job_is_checked_as_post_jobs_would(pipeline: Pipeline) -> None:
@@ -153,77 +167,37 @@ def test_a_client_keeps_at_most_its_cap_of_schedules(
     assert pipeline.request("POST", "/schedules", body()).status == 201
 
 
-def test_the_local_timer_fires_each_due_time_once_with_the_targets_input(
-    pipeline: Pipeline, clock: Clock
+def test_the_templates_tick_as_the_local_runtime_sends_it_runs_the_deployed_fire_due(
+    pipeline: Pipeline, clock: Clock, template: dict[str, Any]
 ) -> None:
-    """local_runtime/schedule_timer.py, as `make run` drives it. Seen failing when tick() did not move
-    `_since` on (every tick fired the start again: four jobs, not two)."""
-    from lambdas.store.schedules import ScheduleStore
-    from local_runtime.schedule_timer import ScheduleTimer
+    """`make run` fired schedules by its own timer, with a per-firing event only it sent; now it emulates
+    the template's AWS::Scheduler::Schedule, and what it sends is what the function takes on AWS. Seen
+    failing (a KeyError: no `tick`) with the template's Input not filled in by `scheduled_event`."""
+    from local_runtime.scheduler import scheduled_event
+    from local_runtime.template.model import Schedule, ScheduleKind
 
-    clock.now = datetime(2026, 5, 1, 12, tzinfo=UTC).timestamp()
-    timer = ScheduleTimer(
-        ScheduleStore(pipeline.env["SCHEDULES_TABLE_NAME"], clock), lambda e: None, clock=clock
+    declared = [d for d in template["Resources"].values() if d["Type"] == "AWS::Scheduler::Schedule"]
+    assert len(declared) == 1
+    props = declared[0]["Properties"]
+    tick_schedule = Schedule(
+        logical_id="Tick",
+        kind=ScheduleKind.SCHEDULER,
+        expression=props["ScheduleExpression"],
+        function="schedules",
+        arn="arn:aws:scheduler:us-east-1:123456789012:schedule/g/tick",
+        input=props["Target"]["Input"],
     )
-    invoked: list[dict[str, Any]] = []
-
-    def invoke(event: dict[str, Any]) -> None:
-        invoked.append(event)
-        firing.handler(event, LambdaContext(function_name="schedules"))
-
-    timer._invoke = invoke
-    clock.advance(0.5)  # created after the timer's last tick
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
     schedule_id = create(pipeline, expression="rate(5 minutes)")["scheduleId"]
-    clock.advance(1)
-    timer.tick()
-    timer.tick()
-    clock.advance(300)
-    timer.tick()
-    assert [e["scheduledTime"] for e in invoked] == ["2026-05-01T12:00:00Z", "2026-05-01T12:05:00Z"]
-    assert {e["scheduleId"] for e in invoked} == {schedule_id}
-    assert len(pipeline.request("GET", f"/schedules/{schedule_id}").body["lastJobs"]) == 2
+    clock.now = datetime(2026, 5, 1, 12, 0, 1, tzinfo=UTC).timestamp()
 
-    pipeline.request("PATCH", f"/schedules/{schedule_id}", {"state": "paused"})
-    clock.advance(600)
-    assert timer.tick() == []
+    moment = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    event = scheduled_event(tick_schedule, moment, "123456789012", "us-east-1")
+    answered = firing.handler(event, LambdaContext(function_name="schedules"))
 
-
-def test_the_local_timer_fires_the_start_of_a_schedule_its_last_tick_read_too_early(
-    pipeline: Pipeline, clock: Clock
-) -> None:
-    """The API stamps a schedule's start, then writes it; a tick that read the table in between saw
-    nothing, yet moved on past the start. Seen failing (CI, `make run`) when every schedule's window began
-    at the last tick: the start never fired."""
-    from lambdas.store.schedules import ScheduleStore
-    from local_runtime.schedule_timer import ScheduleTimer
-
-    class ReadEarly:
-        """The table as a tick read it just before the API's write landed."""
-
-        def __init__(self, store: ScheduleStore) -> None:
-            self.store, self.early = store, True
-
-        def all(self) -> list[Any]:
-            return [] if self.early else self.store.all()
-
-    clock.now = datetime(2026, 5, 1, 12, tzinfo=UTC).timestamp()
-    table = ReadEarly(ScheduleStore(pipeline.env["SCHEDULES_TABLE_NAME"], clock))
-    invoked: list[dict[str, Any]] = []
-    timer = ScheduleTimer(table, invoked.append, clock=clock)  # type: ignore[arg-type]
-    clock.advance(0.5)
-    create(pipeline, expression="rate(5 minutes)")
-    paused = create(pipeline, expression="rate(5 minutes)", state="paused")["scheduleId"]
-    clock.advance(0.5)
-    assert timer.tick() == []
-    table.early = False
-    clock.advance(1)
-    timer.tick()
-    clock.advance(1)
-    timer.tick()
-    pipeline.request("PATCH", f"/schedules/{paused}", {"state": "enabled"})
-    clock.advance(1)
-    timer.tick()  # a resumed schedule's start is not made up for
-    assert [e["scheduledTime"] for e in invoked] == ["2026-05-01T12:00:00Z"]
+    assert answered["created"] == 1
+    jobs = pipeline.request("GET", f"/schedules/{schedule_id}").body["lastJobs"]
+    assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T11:59:30.000Z"]
 
 
 def test_the_minute_tick_fires_the_start_of_a_rate_schedule_the_tick_before_missed(
@@ -236,8 +210,8 @@ def test_the_minute_tick_fires_the_start_of_a_rate_schedule_the_tick_before_miss
     late = create(pipeline, expression="rate(5 minutes)")["scheduleId"]
     older = create(pipeline, expression="cron(59 11 * * ? *)")["scheduleId"]  # 11:59, before its start
     clock.now = datetime(2026, 5, 1, 12, 1, 0, 300000, tzinfo=UTC).timestamp()
-    firing.handler({"tick": "2026-05-01T12:01:00Z"}, LambdaContext(function_name="schedules"))
-    firing.handler({"tick": "2026-05-01T12:02:00Z"}, LambdaContext(function_name="schedules"))
+    tick("2026-05-01T12:01:00Z")
+    tick("2026-05-01T12:02:00Z")
     jobs = pipeline.request("GET", f"/schedules/{late}").body["lastJobs"]
     assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T11:59:59.000Z"]
     assert pipeline.request("GET", f"/schedules/{older}").body["lastJobs"] == []
@@ -251,9 +225,8 @@ def test_the_minute_tick_fires_what_came_due_once_even_when_delivered_twice(
     clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
     every_minute = create(pipeline, expression="cron(* * * * ? *)")["scheduleId"]
     create(pipeline, expression="cron(0 3 * * ? *)")  # not due in this minute
-    tick = {"tick": "2026-05-01T12:00:00Z"}
-    first = firing.handler(tick, LambdaContext(function_name="schedules"))
-    again = firing.handler(tick, LambdaContext(function_name="schedules"))
+    first = tick("2026-05-01T12:00:00Z")
+    again = tick("2026-05-01T12:00:00Z")
     assert (first["created"], again["created"]) == (1, 0)
     assert again["firings"] == 1  # the same firing, found made
     jobs = pipeline.request("GET", f"/schedules/{every_minute}").body["lastJobs"]
@@ -306,10 +279,158 @@ def test_a_schedule_read_right_after_its_creation_is_found_though_replicas_lag(p
     """An eventually consistent read may miss a write that just completed (DynamoDB's documented
     model); moto's reads never lag, so here every read of the schedules table that does not ask for
     consistency finds nothing. Seen to fail (a 404) against `ScheduleStore.get` without
-    `ConsistentRead=True` (sample 581628's `xǁScheduleStoreǁget__mutmut_10`)."""
-    with replicas_lag(pipeline.env["SCHEDULES_TABLE_NAME"], "GetItem") as asked:
+    `ConsistentRead=True` (sample 581628's `xǁScheduleStoreǁget__mutmut_10`); the read is a Query of the
+    schedule's two items since its firings write an item of their own (seen to fail with
+    `consistent=True` dropped from that Query)."""
+    with replicas_lag(pipeline.env["SCHEDULES_TABLE_NAME"], "Query") as asked:
         schedule_id = create(pipeline)["scheduleId"]
         read = pipeline.request("GET", f"/schedules/{schedule_id}")
 
     assert read.status == 200, read.body
     assert asked  # the hook saw the read
+
+
+def test_one_schedule_fails_alone_and_every_other_fires_on_time(pipeline: Pipeline, clock: Clock) -> None:
+    """Issue: one client's `rate(50000 days)` made every tick raise OverflowError, so no schedule of any
+    client fired. Seen failing (OverflowError out of the tick) with `Rate.fires_after` unbounded and with
+    `fire_due`'s `except Exception` removed (the broken item below then stops the tick)."""
+    from lambdas.store.schedules import ScheduleStore
+
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    long_rate = create(pipeline, expression="rate(50000 days)", api_key_id="hostile")
+    broken = create(pipeline, expression="rate(5 minutes)", api_key_id="hostile")["scheduleId"]
+    every_minute = create(pipeline, expression="cron(* * * * ? *)")["scheduleId"]
+    # An item an older version wrote with an expression today's rules refuse (no API write makes one).
+    table = ScheduleStore(pipeline.env["SCHEDULES_TABLE_NAME"])
+    table._ddb.update_item(
+        TableName=pipeline.env["SCHEDULES_TABLE_NAME"],
+        Key={"owner": {"S": "hostile"}, "scheduleId": {"S": broken}},
+        UpdateExpression="SET #e = :e",
+        ExpressionAttributeNames={"#e": "expression"},
+        ExpressionAttributeValues={":e": {"S": "cron(0 0 ? * 1/2 *)"}},
+    )
+
+    first = tick("2026-05-01T12:00:00Z")
+    clock.advance(60)
+    second = tick("2026-05-01T12:01:00Z")
+
+    assert (first["created"], first["failed"]) == (2, 1)  # the long rate's start, the every-minute cron
+    assert (second["created"], second["failed"]) == (1, 1)
+    jobs = pipeline.request("GET", f"/schedules/{every_minute}").body["lastJobs"]
+    assert [j["scheduledFor"] for j in jobs] == ["2026-05-01T12:01:00.000Z", "2026-05-01T12:00:00.000Z"]
+    long_view = pipeline.request("GET", f"/schedules/{long_rate['scheduleId']}", api_key_id="hostile").body
+    assert (len(long_view["lastJobs"]), long_view["failing"]) == (1, False)
+    shown = pipeline.request("GET", f"/schedules/{broken}", api_key_id="hostile")
+    assert shown.status == 200, shown.body
+    assert shown.body["failing"] is True
+    assert "day-of-week: /" in shown.body["lastError"]
+    assert shown.body["lastErrorAt"] == "2026-05-01T12:00:30.000Z"  # the second tick ran then
+
+
+def test_a_clients_firings_past_its_days_cap_are_skipped_with_the_reason_others_fire(
+    pipeline: Pipeline, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100 rate(1 minute) schedules made 144,000 jobs a day, past the usage plan's daily quota, which
+    firings never touched. Seen failing (three created) with `fire`'s `_count_firing` call removed."""
+    from lambdas import config
+    from lambdas.models import settings
+
+    monkeypatch.setenv(config.ENV_MAX_FIRINGS_PER_CLIENT_DAY, "2")
+    settings.reset()
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    busy = [create(pipeline, expression="cron(* * * * ? *)", api_key_id="busy") for _ in range(3)]
+    calm = create(pipeline, expression="cron(* * * * ? *)")["scheduleId"]
+
+    first = tick("2026-05-01T12:00:00Z")
+    again = tick("2026-05-01T12:00:00Z")  # a retried tick counts no firing twice
+
+    assert (first["created"], first["over_cap"]) == (3, 1)  # two of busy's, calm's
+    assert (again["created"], again.get("over_cap", 0)) == (0, 1)
+    views = [pipeline.request("GET", f"/schedules/{s['scheduleId']}", api_key_id="busy").body for s in busy]
+    skipped = [v for v in views if v["failing"]]
+    assert len(skipped) == 1
+    assert "skipped" in skipped[0]["lastError"]
+    assert "2 jobs on 2026-05-01" in skipped[0]["lastError"]
+    assert len(pipeline.request("GET", f"/schedules/{calm}").body["lastJobs"]) == 1
+    clock.now = datetime(2026, 5, 2, 0, 0, 30, tzinfo=UTC).timestamp()
+    next_day = tick("2026-05-02T00:00:00Z")
+    assert (next_day["created"], next_day["over_cap"]) == (3, 1)  # a new day counts from 0
+
+
+def test_a_firing_writes_small_items_never_the_schedule(pipeline: Pipeline, clock: Clock) -> None:
+    """Each firing rewrote the whole schedule item (its payload included: ~186 write units for a maximal
+    one). Seen failing with `record_firing` writing to the schedule's own key."""
+    from lambdas.store import clients
+
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    big = {"type": "test_echo", "payload": {"value": "x" * 60_000}}
+    created = create(pipeline, expression="cron(* * * * ? *)", job=big)
+    table = pipeline.env["SCHEDULES_TABLE_NAME"]
+    writes: list[dict[str, Any]] = []
+
+    def note(params: dict[str, Any], **_: Any) -> None:
+        if params.get("TableName") == table:
+            writes.append(params)
+
+    events = clients.client("dynamodb").meta.events
+    for operation in ("PutItem", "UpdateItem", "DeleteItem"):
+        events.register(f"provide-client-params.dynamodb.{operation}", note)
+    try:
+        assert tick("2026-05-01T12:00:00Z")["created"] == 1
+    finally:
+        for operation in ("PutItem", "UpdateItem", "DeleteItem"):
+            events.unregister(f"provide-client-params.dynamodb.{operation}", note)
+
+    written = sorted(w["Key"]["scheduleId"]["S"] for w in writes)
+    assert written == ["#day#2026-05-01", f"{created['scheduleId']}#fired"]
+    assert all(len(str(w)) < 1024 for w in writes)  # one write unit each
+
+
+def test_a_schedules_payload_is_bounded_well_below_the_body_limit(pipeline: Pipeline) -> None:
+    """Seen failing (201) with `_checked_job`'s size check removed."""
+    from lambdas import config
+
+    over = {"type": "test_echo", "payload": {"value": "x" * config.MAX_SCHEDULE_PAYLOAD_BYTES}}
+    response = pipeline.request("POST", "/schedules", body(job=over))
+    assert (response.status, response.body["error"]["code"]) == (400, "invalid_schedule")
+    assert f"at most {config.MAX_SCHEDULE_PAYLOAD_BYTES} bytes" in response.body["error"]["message"]
+    schedule_id = create(pipeline)["scheduleId"]
+    patched = pipeline.request("PATCH", f"/schedules/{schedule_id}", {"job": over})
+    assert (patched.status, patched.body["error"]["code"]) == (400, "invalid_schedule")
+
+
+def test_the_operator_lists_every_clients_schedules_and_pauses_or_deletes_any(pipeline: Pipeline) -> None:
+    """Issue: no route let the operator see or stop a client's schedule. Seen failing with `owner_of`
+    answering the caller's own owner whatever `client` says (the operator saw none of alice's)."""
+    from lambdas import config
+
+    operator = pipeline.env[config.ENV_OPERATOR_KEY_ID]
+    alices = [create(pipeline, api_key_id="alice")["scheduleId"] for _ in range(3)]
+    bobs = create(pipeline, api_key_id="bob")["scheduleId"]
+
+    every = pipeline.request("GET", "/schedules?limit=2", api_key_id=operator)
+    seen = [(s["owner"], s["scheduleId"]) for s in every.body["schedules"]]
+    cursor = every.body["nextCursor"]
+    while cursor:
+        page = pipeline.request("GET", f"/schedules?limit=2&cursor={cursor}", api_key_id=operator).body
+        seen += [(s["owner"], s["scheduleId"]) for s in page["schedules"]]
+        cursor = page["nextCursor"]
+    assert sorted(seen) == sorted([*(("alice", a) for a in alices), ("bob", bobs)])
+    of_alice = pipeline.request("GET", "/schedules?client=alice", api_key_id=operator).body["schedules"]
+    assert sorted(s["scheduleId"] for s in of_alice) == sorted(alices)
+
+    paused = pipeline.request(
+        "PATCH", f"/schedules/{alices[0]}?client=alice", {"state": "paused"}, api_key_id=operator
+    )
+    assert (paused.status, paused.body["state"], paused.body["owner"]) == (200, "paused", "alice")
+    deleted = pipeline.request("DELETE", f"/schedules/{bobs}?client=bob", api_key_id=operator)
+    assert deleted.status == 200
+    assert pipeline.request("GET", "/schedules", api_key_id="bob").body["schedules"] == []
+    mine = pipeline.request("GET", f"/schedules/{alices[0]}", api_key_id="alice").body
+    assert mine["state"] == "paused"
+
+    for method, path in (("GET", "/schedules?client=alice"), ("GET", f"/schedules/{alices[1]}?client=alice")):
+        refused = pipeline.request(method, path, api_key_id="bob")
+        assert (refused.status, refused.body["error"]["code"]) == (403, "forbidden"), path
+    own = pipeline.request("GET", "/schedules?client=alice", api_key_id="alice")
+    assert len(own.body["schedules"]) == 3

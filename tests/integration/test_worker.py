@@ -314,6 +314,51 @@ def test_an_unknown_job_type_at_run_time_goes_dead_at_once_not_retried(pipeline:
     assert [a["jobId"] for a in pipeline.alerts()] == [job_id]
 
 
+class _Needs(BaseModel):
+    crm_url: str
+
+
+def _never_runs(payload: EchoPayload, context: JobContext) -> dict[str, Any]:
+    raise AssertionError("a type without its settings never runs")
+
+
+def test_a_type_whose_settings_this_worker_lacks_dies_saying_so(pipeline: Pipeline) -> None:
+    """A type added after synth (`make run` reloading a new module) has no settings in the worker's
+    environment: its job dies with the reason, not stuck `processing` while every attempt crashes.
+    Broken line: `_attempt`'s `except registry.UnusableTypeError` removed (the batch item fails)."""
+    registry.register(
+        JobType(name="test_needs_settings", payload_model=EchoPayload, run=_never_runs, settings_model=_Needs)
+    )
+    job_id = pipeline.submit("test_needs_settings", {"value": "x"})
+
+    assert pipeline.run_worker() == {"batchItemFailures": []}
+
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"]) == ("dead", 1)
+    assert job["lastError"].startswith("job type 'test_needs_settings': invalid settings:")
+    assert "crm_url" in job["lastError"]
+
+
+def test_a_type_whose_module_does_not_import_dies_saying_so(
+    pipeline: Pipeline, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken lines, each alone: `_run`'s `except registry.UnusableTypeError` removed; `_load` letting
+    the import's error through instead of `UnusableTypeError`."""
+    job_id = pipeline.submit("test_echo", {"value": "x"})
+    (tmp_path / "broken_type_mod.py").write_text("import no_such_dependency_here\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.unregister("test_echo")
+    registry.register_module("test_echo", "broken_type_mod")  # this worker's copy lacks a dependency
+
+    assert pipeline.run_worker() == {"batchItemFailures": []}
+
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"]) == ("dead", 1)
+    assert job["lastError"] == (
+        "job type 'test_echo' does not import here: ModuleNotFoundError: No module named 'no_such_dependency_here'"
+    )
+
+
 def test_a_retry_comes_back_when_its_backoff_ends_not_the_queues_visibility_timeout(
     pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -598,7 +643,7 @@ def test_an_operators_bulk_retry_is_run_by_the_worker(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
     """The ops job type is the lifecycle's own (`lifecycle/ops.py`), run by the worker with its store.
-    Broken line: `ops_job_type`'s `act(store, queue, context.job_id, context.attempt, ...)` without
+    Broken line: `bulk.ops_job_type`'s `run_ops_job(store, queue, context.job_id, context.attempt, ...)` without
     `context.attempt` (the bulk job raises, is retried, and goes dead having retried nothing); first
     seen against the same break in the former `WorkerCapabilities._bulk_action`."""
     dead = store.put_new(NewJob(job_id="gone", job_type="test_echo", payload={}, max_attempts=1, owner="a"))

@@ -64,7 +64,7 @@ class Receiver:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
-            do_GET = do_POST  # plays an API for the CLI's tests too
+            do_GET = do_PATCH = do_DELETE = do_POST  # plays an API for the CLI's tests too
 
             def log_message(self, *args: object) -> None:
                 pass

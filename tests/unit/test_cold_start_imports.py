@@ -119,8 +119,9 @@ def test_a_schedules_tick_loads_no_job_type() -> None:
         "lambdas.handlers.schedules",
         "from local_runtime.context import LambdaContext\n"
         "class NoSchedules:\n"
-        "    def all(self): return []\n"
-        "lambdas.handlers.schedules._parts = lambda: (NoSchedules(), None, None)\n"
+        "    def timings(self): return []\n"
+        "lambdas.handlers.schedules._parts = lambda: lambdas.handlers.schedules._Parts(\n"
+        "    NoSchedules(), None, None, 1)\n"
         "lambdas.handlers.schedules.handler({'tick': '2026-12-01T00:01:00Z'}, LambdaContext('schedules'))",
     )
     assert not any(name.startswith("lambdas.jobs") for name in loaded)

@@ -7,7 +7,7 @@ user's first week.
 import re
 from pathlib import Path
 
-from infra.api import STAGE_NAME
+from lambdas import config
 from lambdas.handlers.rest.errors import _BY_TYPE
 from lambdas.lifecycle.errors import JobNotFoundError, NotCancellableError, NotRetryableError
 
@@ -20,7 +20,7 @@ def test_the_readmes_location_example_names_the_stage_the_stack_deploys() -> Non
     locations = re.findall(r"Location: https://\S+?\.amazonaws\.com/([^/\s]+)/jobs/", readme)
 
     assert locations, "the README shows no Location example"
-    assert set(locations) == {STAGE_NAME}
+    assert set(locations) == {config.API_STAGE}
 
 
 def test_the_clis_refused_exit_code_names_the_codes_a_job_action_is_answered_with() -> None:

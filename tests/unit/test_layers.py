@@ -1,4 +1,5 @@
-"""The layers of `lambdas/`, read from the source: handlers -> lifecycle -> jobs -> store -> models.
+"""The layers of `lambdas/`, read from the source: (testing ->) handlers -> lifecycle -> jobs -> store
+-> models.
 
 A module imports only from its own layer or the ones below it; `lambdas/config.py` and
 `lambdas/observability.py` serve every layer. So a job type cannot build the store itself (it asks its
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
-LAYERS = ("models", "store", "jobs", "lifecycle", "handlers")  # lowest first
+# lowest first; `testing` (the job types' test kit for users) stands on all, and nothing stands on it.
+LAYERS = ("models", "store", "jobs", "lifecycle", "handlers", "testing")
 SHARED = {"config", "observability"}
 
 

@@ -77,6 +77,15 @@ def fires(
         ),
         # February 30th never comes
         ("cron(0 0 30 2 ? *)", "2026-01-01T00:00", []),
+        # a day's name wherever its number may stand: alone (WED, whose W is no wildcard), in a list, with #
+        # and L; 2026-01-07 is a Wednesday
+        ("cron(0 12 ? * WED *)", "2026-01-01T00:00", ["2026-01-07T12:00", "2026-01-14T12:00"]),
+        ("cron(0 12 ? * MON,WED *)", "2026-01-06T00:00", ["2026-01-07T12:00", "2026-01-12T12:00"]),
+        ("cron(0 12 ? * WED#2 *)", "2026-01-01T00:00", ["2026-01-14T12:00", "2026-02-11T12:00"]),
+        ("cron(0 12 ? * WEDL *)", "2026-01-01T00:00", ["2026-01-28T12:00", "2026-02-25T12:00"]),
+        ("cron(0 12 ? * TUE-WED *)", "2026-01-07T13:00", ["2026-01-13T12:00", "2026-01-14T12:00"]),
+        # / in the fields that take it: day-of-month every 10th day from the 5th, months from March by 4
+        ("cron(0 0 5/10 3/4 ? 2026)", "2026-01-01T00:00", ["2026-03-05T00:00", "2026-03-15T00:00"]),
     ],
 )
 def test_cron_fire_times_in_utc(expression: str, after: str, expected: list[str]) -> None:
@@ -136,6 +145,18 @@ def test_a_rate_counts_from_its_start_and_a_day_is_24_hours() -> None:
         ("cron(0 0 1 * ? 2200)", "year: 2200 is outside 1970-2199"),
         ("cron(0 0 5-1 * ? *)", "runs backwards"),
         ("cron(0 0 ? * 2W *)", "W belongs to day-of-month"),
+        ("cron(0 0 ? * 1/2 *)", "day-of-week: / belongs to the other fields"),
+        ("cron(0 0 ? * MON/2 *)", "day-of-week: / belongs to the other fields"),
+        ("cron(0 0 ? * */2 *)", "day-of-week: / belongs to the other fields"),
+        ("cron(0 0 ? * XYZ *)", "day-of-week: 'XYZ' is not a value"),
+        ("cron(0 0 ? JUNE * *)", "month: 'JUNE' is not a value"),
+        ("cron(0 0 # * ? *)", "# belongs to day-of-week"),
+        ("cron(0 0 * * ? *) ", "cron(...) or rate(...)"),
+        ("cron(0  0 * * ? *)", "six fields"),
+        ("rate(90000 days)", "a period is at most"),
+        ("rate(99999999999999999999 minutes)", "a period is at most"),
+        ("rate(-5 minutes)", "rate(value unit)"),
+        ("rate(1.5 hours)", "rate(value unit)"),
         ("rate(0 minutes)", "positive"),
         ("rate(1 minutes)", "singular for 1"),
         ("rate(5 minute)", "singular for 1"),
@@ -145,8 +166,23 @@ def test_a_rate_counts_from_its_start_and_a_day_is_24_hours() -> None:
     ],
 )
 def test_what_eventbridge_refuses_is_refused_with_the_reason(expression: str, why: str) -> None:
+    """The rules of EventBridge Scheduler's cron and rate reference. The day-of-week `/` cases seen
+    failing with `_week_days`'s `/` check removed; the long rates with `_parse_rate`'s MAX_RATE_SECONDS
+    check removed; `WED` (above) with the W check on the raw field."""
     with pytest.raises(InvalidExpressionError, match=why.replace("(", r"\(").replace(")", r"\)")):
         parse(expression)
+
+
+def test_a_rates_fire_times_end_with_the_last_year_cron_may_name() -> None:
+    """rate(50000 days) fires at its start and once 137 years later, then never: asking for more fire
+    times once raised OverflowError past the year 9999 and stopped every schedule's tick. Seen failing
+    (OverflowError) with `Rate.fires_after`'s loop as `while True`."""
+    start = "2026-01-01T00:00"
+    assert fires("rate(50000 days)", "2025-12-31T00:00", count=60, start=start) == [
+        "2026-01-01T00:00",
+        "2162-11-24T00:00",
+    ]
+    assert fires("rate(84000 days)", "2025-12-31T00:00", count=60, start=start) == [start]
 
 
 def test_a_time_zone_is_an_iana_name() -> None:

@@ -1,11 +1,12 @@
 """`sync_crm`: send one contact to the CRM, with the CRM's token, from a worker function of its own."""
 
 import json
+import urllib.error
 import urllib.request
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdas.jobs.base import JobContext, JobType, RetryableJobError, WorkerFunction
+from lambdas.jobs.base import JobContext, JobType, PermanentJobError, RetryableJobError, WorkerFunction
 
 
 class SyncCrmPayload(BaseModel):
@@ -23,6 +24,9 @@ class CrmSettings(BaseModel):
     timeout_seconds: float = Field(alias="timeoutSeconds", default=10, gt=0, le=110)
 
 
+RETRIED_STATUSES = frozenset({408, 425, 429})
+
+
 def run(payload: SyncCrmPayload, context: JobContext) -> dict:
     settings: CrmSettings = context.type_settings
     # crmUrl is http(s) only (CrmSettings), never a payload value.
@@ -38,6 +42,11 @@ def run(payload: SyncCrmPayload, context: JobContext) -> dict:
     try:
         with urllib.request.urlopen(request, timeout=settings.timeout_seconds) as response:  # noqa: S310
             return {"status": response.status, "answer": json.loads(response.read())}
+    except urllib.error.HTTPError as error:
+        if error.code in RETRIED_STATUSES or error.code >= 500:  # busy or broken for now: try again later
+            raise RetryableJobError(f"the CRM answered {error.code}") from None
+        # A 401 or 403 (a wrong token), a 404, a 422: the same request fails the same way every time.
+        raise PermanentJobError(f"the CRM refused the contact: {error.code} {error.reason}") from None
     except OSError as error:  # the CRM is down or slow: try again later
         raise RetryableJobError(f"the CRM did not answer: {error}") from None
 

@@ -24,12 +24,25 @@ REFUSED_CALLER: Final = (
     "Missing or invalid API key, or with IAM callers a missing, invalid or stale SigV4 signature or a "
     "role that is not mapped (answered by API Gateway)"
 )
+# What any route can answer before its code runs: API Gateway's refusals, in this API's error body (the
+# stack's gateway responses, infra/api.py), and the function's body limit.
+_BEFORE_THE_ROUTE: dict[int, str] = {
+    403: f"{REFUSED_CALLER}.",
+    413: (
+        f"The request body is over {config.MAX_BODY_BYTES // 1024} KiB "
+        "(over 10 MB API Gateway answers this itself)."
+    ),
+    414: "The URL is too long (answered by API Gateway).",
+    429: (
+        "Too many requests: the caller's rate, burst or daily quota is spent. Wait and send again "
+        "(answered by API Gateway)."
+    ),
+}
 _ERRORS: dict[int, str] = {
     400: (
         f"Malformed JSON, arrays or objects nested deeper than {config.MAX_JSON_DEPTH} levels, "
         "or a request that does not match the schema."
     ),
-    403: f"{REFUSED_CALLER}.",
     404: "No such job.",
     409: "The Idempotency-Key was used before with a different body.",
     413: f"The request body is over {config.MAX_BODY_BYTES // 1024} KiB, or the job would be too large to store.",
@@ -56,13 +69,15 @@ def responses(
     *errors: int | tuple[int, str],
     also: tuple[int, str, type[BaseModel]] | None = None,
 ) -> dict[int, Any]:
-    """A route's documented answers: its success (and `also`, a second one), 403 (API Gateway's, on every
-    route), and the errors the route itself gives: a status with its usual description, or (status, what
-    it means on this route)."""
+    """A route's documented answers: its success (and `also`, a second one), what every route can answer
+    before it runs (403, 413, 414, 429), and the errors the route itself gives: a status with its usual
+    description, or (status, what it means on this route)."""
     documented: dict[int, OpenAPIResponse] = {status: _json(description, model)}
     if also is not None:
         documented[also[0]] = _json(also[1], also[2])
-    for error in (403, *errors):
+    for code, meaning in _BEFORE_THE_ROUTE.items():
+        documented[code] = _json(meaning, ErrorResponse)
+    for error in errors:
         code, meaning = error if isinstance(error, tuple) else (error, _ERRORS[error])
         documented[code] = _json(meaning, ErrorResponse)
     return dict(sorted(documented.items()))
@@ -72,13 +87,25 @@ def describe_api(app: APIGatewayRestResolver, job_packages: Sequence[str] = ()) 
     """The OpenAPI document (JSON), POST /jobs's body with the built-in types and those of
     `job_packages`. Only GET /openapi.json, `make openapi` and the tests need it, so cold start never
     pays."""
-    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, Server
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, Server, ServerVariable
 
     app.configure_openapi(
         title="offload",
         version="1.0.0",
         summary="Submit slow work and follow it to the end.",
-        servers=[Server(url="/")],
+        # Relative to where the document is served (OpenAPI's rule for a relative server URL): the stage,
+        # which the host root is not; the template names the deployed API's URL for a copy read elsewhere.
+        servers=[
+            Server(url=f"/{config.API_STAGE}", description="This API, on the host that served this document"),
+            Server(
+                url="https://{apiId}.execute-api.{region}.amazonaws.com/" + config.API_STAGE,
+                description="A deployed stack's API (its ApiUrl output)",
+                variables={
+                    "apiId": ServerVariable(default="abc123defg", description="The REST API's id"),
+                    "region": ServerVariable(default="us-east-1", description="The stack's region"),
+                },
+            ),
+        ],
         # One document for both modes: a stack takes API keys (the default) or SigV4 (auth=iam).
         security_schemes={
             "apiKey": APIKey(name="x-api-key", in_=APIKeyIn.header),
@@ -104,10 +131,12 @@ def _without_powertools_422(document: dict[str, Any]) -> None:
         for operation in operations.values():
             if operation["responses"].get("422", {}).get("description") == _POWERTOOLS_422:
                 del operation["responses"]["422"]
-    text = json.dumps(document["paths"])
-    for name in ("HTTPValidationError", "ValidationError"):
-        if _REF + name not in text:
-            document["components"]["schemas"].pop(name, None)
+    # Then its error schemas, unless something still points at them (those that point at others first).
+    schemas = document["components"]["schemas"]
+    for name in ("HTTPValidationError", "ResponseValidationError", "ValidationError"):
+        others = {other: schema for other, schema in schemas.items() if other != name}
+        if _REF + name not in json.dumps([document["paths"], others]):
+            schemas.pop(name, None)
 
 
 def _submit_by_type(document: dict[str, Any], job_packages: Sequence[str]) -> None:

@@ -1,11 +1,12 @@
 """Recurring schedules: POST/GET /schedules, GET/PATCH/DELETE /schedules/{scheduleId} and POST
-/schedules/{scheduleId}/run. Scoped to the caller's key: another key's schedule is 404."""
+/schedules/{scheduleId}/run. Scoped to the caller's key: another key's schedule is 404. The operator's key
+names a client's schedules with `?client=` (every client's, in the list, without it)."""
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
@@ -22,7 +23,26 @@ router = Router()
 
 ScheduleId = Annotated[str, Path(alias="scheduleId", min_length=1, max_length=64)]
 _NOT_FOUND = (404, "No such schedule, or one of another client's key (`schedule_not_found`).")
-_INVALID = (400, "An expression or time zone EventBridge Scheduler would refuse, or one that never fires.")
+_INVALID = (
+    400,
+    "An expression or time zone EventBridge Scheduler would refuse, one that never fires, or a job payload "
+    "over its bound (`invalid_schedule`).",
+)
+_FORBIDDEN = (403, "`client` names another client, and the key is not the operator's (`forbidden`).")
+Client = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=128,
+        description="The operator's key: the client whose schedule this is (its API key id, or with IAM "
+        "callers its name). A client's key may name only itself.",
+    ),
+]
+Limit = Annotated[int, Query(ge=1, le=50, description="Schedules per page.")]
+Cursor = Annotated[
+    str | None,
+    Query(min_length=1, max_length=2048, description="The `nextCursor` of the previous page, as it was."),
+]
 
 
 @router.post(
@@ -56,26 +76,36 @@ def create_schedule(
 @router.get(
     "/schedules",
     summary="List schedules",
-    description="The caller's schedules.",
-    responses=responses(200, "The schedules", SchedulePage),
+    description=(
+        "The caller's schedules, a page at a time, failing ones first within a page. The operator's key: "
+        "the schedules of `client`, or of every client without it."
+    ),
+    responses=responses(200, "A page of schedules", SchedulePage, 400, _FORBIDDEN),
 )
-def list_schedules(caller: RequestCaller, found: ApiServices) -> SchedulePage:
+def list_schedules(
+    caller: RequestCaller,
+    found: ApiServices,
+    client: Client = None,
+    limit: Limit = 25,
+    cursor: Cursor = None,
+) -> SchedulePage:
     from lambdas.lifecycle import schedules
 
-    owned = found.schedules.of_owner(caller.owner)
-    return SchedulePage(schedules=[schedules.view(found.schedules, found.store, s) for s in owned])
+    return schedules.list_schedules(found.schedules, found.store, caller, client, limit, cursor)
 
 
 @router.get(
     "/schedules/<scheduleId>",
     summary="Read a schedule",
     description="With its next fire times and the jobs of its last firings.",
-    responses=responses(200, "The schedule", ScheduleView, 400, _NOT_FOUND),
+    responses=responses(200, "The schedule", ScheduleView, 400, _FORBIDDEN, _NOT_FOUND),
 )
-def get_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices) -> ScheduleView:
+def get_schedule(
+    schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
+) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    schedule = schedules.find_schedule(found.schedules, caller, schedule_id)
+    schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, schedule)
 
 
@@ -83,14 +113,18 @@ def get_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiServi
     "/schedules/<scheduleId>",
     summary="Change a schedule",
     description="Pause (`state: paused`) or resume it, or change its expression, time zone, job or overlap.",
-    responses=responses(200, "Changed", ScheduleView, _INVALID, _NOT_FOUND, 422),
+    responses=responses(200, "Changed", ScheduleView, _INVALID, _FORBIDDEN, _NOT_FOUND, 422),
 )
 def update_schedule(
-    schedule_id: ScheduleId, request: UpdateScheduleRequest, caller: RequestCaller, found: ApiServices
+    schedule_id: ScheduleId,
+    request: UpdateScheduleRequest,
+    caller: RequestCaller,
+    found: ApiServices,
+    client: Client = None,
 ) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    changed = schedules.update_schedule(found.schedules, caller, schedule_id, request)
+    changed = schedules.update_schedule(found.schedules, caller, schedule_id, request, client)
     return schedules.view(found.schedules, found.store, changed)
 
 
@@ -98,12 +132,14 @@ def update_schedule(
     "/schedules/<scheduleId>",
     summary="Delete a schedule",
     description="It fires no more; the jobs it created stay. Answers the schedule as it was.",
-    responses=responses(200, "Deleted", ScheduleView, 400, _NOT_FOUND),
+    responses=responses(200, "Deleted", ScheduleView, 400, _FORBIDDEN, _NOT_FOUND),
 )
-def delete_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices) -> ScheduleView:
+def delete_schedule(
+    schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
+) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    deleted = schedules.delete_schedule(found.schedules, caller, schedule_id)
+    deleted = schedules.delete_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, deleted, upcoming=False)
 
 
@@ -111,14 +147,18 @@ def delete_schedule(schedule_id: ScheduleId, caller: RequestCaller, found: ApiSe
     "/schedules/<scheduleId>/run",
     summary="Run a schedule now",
     description="One firing now, paused or not: 202 with the job it created.",
-    responses=responses(202, "Started", SubmitJobResponse, 400, _NOT_FOUND),
+    responses=responses(202, "Started", SubmitJobResponse, 400, _FORBIDDEN, _NOT_FOUND),
 )
 def run_schedule(
-    schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, event: RequestEvent
+    schedule_id: ScheduleId,
+    caller: RequestCaller,
+    found: ApiServices,
+    event: RequestEvent,
+    client: Client = None,
 ) -> Response[SubmitJobResponse]:
     from lambdas.lifecycle import schedules
 
-    schedule = schedules.find_schedule(found.schedules, caller, schedule_id)
+    schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     fired = schedules.fire(
         found.schedules, found.store, found.queue, schedule, int(found.store.now() * 1000), now_run=True
     )

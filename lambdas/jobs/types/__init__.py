@@ -6,12 +6,6 @@ are helpers, not types.
 """
 
 
-def builtin_modules() -> list[str]:
-    from lambdas.jobs.packages import BUILTIN_PACKAGE, type_modules
-
-    return list(type_modules(BUILTIN_PACKAGE))
-
-
 def register_builtin_types() -> None:
     """Register every built-in type by its module's name (idempotent); the module loads on first lookup."""
     from lambdas.jobs.packages import register_job_types

@@ -14,6 +14,7 @@ from lambdas.jobs.types.webhook_delivery import WebhookDeliveryPayload, delivery
 from lambdas.models.job import NewJob
 from lambdas.store.deliveries import DeliveryLog
 from tests.support.contexts import job_context
+from tests.support.deliveries import every_attempt
 from tests.support.stores import store_from_env
 from tests.support.webhook_receiver import Reply
 
@@ -53,7 +54,7 @@ def deliver(fanout_id: str, endpoint_id: str, url: str, attempt: int = 1, max_at
 
 
 def log_of(stack, fanout_id: str):
-    return DeliveryLog(stack.deliveries_table).for_fanout(fanout_id)
+    return every_attempt(DeliveryLog(stack.deliveries_table), fanout_id)
 
 
 def test_delivered_event_is_signed_and_verifiable(stack, fanout, receiver):

@@ -15,6 +15,7 @@ from lambdas import config
 from lambdas.handlers import worker
 from lambdas.store.deliveries import DeliveryLog
 from local_runtime.context import LambdaContext
+from tests.support.deliveries import every_attempt
 
 pytestmark = pytest.mark.usefixtures("loopback_webhooks")
 
@@ -121,7 +122,7 @@ def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finish
         "cancelled": 0,
     }
     assert len(receiver.requests) == ENDPOINTS
-    log = DeliveryLog(stack.deliveries_table).for_fanout(fanout_id)
+    log = every_attempt(DeliveryLog(stack.deliveries_table), fanout_id)
     assert sorted(entry.endpoint_id for entry in log) == [t["id"] for t in targets]
 
 

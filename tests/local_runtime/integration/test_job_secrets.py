@@ -1,12 +1,16 @@
 """`make run` gives each declared job secret the value of `.local/secrets.json`, or says how to set one."""
 
 import json
+from pathlib import Path
 
 import boto3
+import pytest
 from moto import mock_aws
 
 from infra.synth import synthesize
 from local_runtime.job_secrets import declared_secrets, fill_secrets
+from local_runtime.runtime import RuntimeSettings, project_context
+from local_runtime.state import REPO_ROOT
 from local_runtime.template import provision
 from tests.support.user_package import write_package
 
@@ -38,3 +42,22 @@ def test_a_declared_secret_gets_the_files_value_or_a_message_saying_how(tmp_path
             SecretId=provisioned.resources[logical_id].ref
         )
         assert secret["SecretString"] == "from-the-file"
+
+
+def test_the_secrets_file_is_the_projects_own_where_the_runtime_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started in a user's project (a folder with its cdk.json), the runtime reads that project's
+    `.local/secrets.json`, as docs/job-types.md says; started in offload's checkout, offload's.
+    Seen to fail with `project_root` answering REPO_ROOT always (the file offload's checkout holds)."""
+    project = tmp_path / "my-jobs"
+    project.mkdir()
+    (project / "cdk.json").write_text(json.dumps({"app": "python3 app.py", "context": {"jobPackages": []}}))
+
+    monkeypatch.chdir(project)
+    assert RuntimeSettings().secrets_file == project / ".local" / "secrets.json"
+    assert project_context() == {"jobPackages": []}
+
+    monkeypatch.chdir(REPO_ROOT)
+    assert RuntimeSettings().secrets_file == REPO_ROOT / ".local" / "secrets.json"
+    assert project_context() == {}

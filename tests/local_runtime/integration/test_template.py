@@ -111,6 +111,15 @@ def _conditional_resource(t: dict[str, Any]) -> None:
     _first(t, "AWS::SNS::Topic")["Condition"] = "IsLocal"
 
 
+def _scheduler_start_date(t: dict[str, Any]) -> None:
+    _first(t, "AWS::Scheduler::Schedule")["Properties"]["StartDate"] = "2030-01-01T00:00:00Z"
+
+
+def _scheduler_flexible_window(t: dict[str, Any]) -> None:
+    window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 5}
+    _first(t, "AWS::Scheduler::Schedule")["Properties"]["FlexibleTimeWindow"] = window
+
+
 def _unknown_attribute(t: dict[str, Any]) -> None:
     key = next(lid for lid, d in t["Resources"].items() if d["Type"] == "AWS::KMS::Key")
     _worker_env(t)["KEY_ARN"] = {"Fn::GetAtt": [key, "Arn"]}
@@ -128,6 +137,8 @@ def _unknown_attribute(t: dict[str, Any]) -> None:
         (_conditions, "section Conditions"),
         (_conditional_resource, "resource attribute Condition"),
         (_unknown_attribute, "attribute 'Arn' of .*AWS::KMS::Key.* is not known locally"),
+        (_scheduler_start_date, "AWS::Scheduler::Schedule property StartDate"),
+        (_scheduler_flexible_window, "only FlexibleTimeWindow OFF runs locally"),
     ],
     ids=lambda value: getattr(value, "__name__", "").strip("_") or None,
 )

@@ -13,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from local_runtime.template import Provisioned, provision, referenced_id
+from local_runtime.template.model import ScheduleKind
 
 
 def _of_type(template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
@@ -113,7 +114,14 @@ def test_triggers_and_functions_match_the_template(
     for logical_id, function in provisioned.functions.items():
         assert function.timeout_seconds == functions[logical_id]["Timeout"]
         assert set(function.environment) == set(functions[logical_id]["Environment"]["Variables"])
-    (schedule,) = provisioned.schedules
+    (schedule,) = [s for s in provisioned.schedules if s.kind is ScheduleKind.RULE]
     (rule,) = [r for r in _of_type(template, "AWS::Events::Rule").values() if "ScheduleExpression" in r]
     assert schedule.expression == rule["ScheduleExpression"]
     assert schedule.function == referenced_id(rule["Targets"][0]["Arn"])
+    # The schedules function's minute tick: an EventBridge Scheduler schedule, emulated as declared.
+    (tick,) = [s for s in provisioned.schedules if s.kind is ScheduleKind.SCHEDULER]
+    (declared,) = _of_type(template, "AWS::Scheduler::Schedule").values()
+    assert (tick.expression, tick.input) == (declared["ScheduleExpression"], declared["Target"]["Input"])
+    assert tick.function == referenced_id(declared["Target"]["Arn"])
+    assert tick.time_zone == declared.get("ScheduleExpressionTimezone", "UTC")
+    assert provisioned.functions[tick.function].handler == "lambdas.handlers.schedules.handler"
