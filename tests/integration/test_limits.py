@@ -134,6 +134,59 @@ def test_a_refused_job_is_handed_a_start_of_its_own_so_a_backlog_comes_back_one_
     assert acquires == 99
 
 
+def test_waiters_of_one_key_are_served_round_robin_across_owners(limits: LimitStore, clock: Clock) -> None:
+    """Alpha's 40 jobs are refused and reserved first, then beta's 4: beta's starts interleave with
+    alpha's from the next one on (every other start while both wait), not after alpha's 40. Seen to fail
+    with `_reserve`'s `lane = lane or _NO_LANE` as `lane = _NO_LANE` (one lane for every owner: beta's
+    first start after alpha's last)."""
+    limit = Limit(per_second=10)
+    assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
+    alpha = [limits.acquire("t", "*", limit, f"a{i}", 1, LEASE, lane="alpha") for i in range(40)]
+    beta = [limits.acquire("t", "*", limit, f"b{i}", 1, LEASE, lane="beta") for i in range(4)]
+    assert all(isinstance(r, Refused) and r.reserved for r in alpha + beta)
+    alpha_starts = sorted(r.until for r in alpha if isinstance(r, Refused))
+    beta_starts = sorted(r.until for r in beta if isinstance(r, Refused))
+    assert beta_starts[-1] - clock() <= 1.0  # beta's 4 within a second, 2 intervals apart
+    assert sum(1 for t in alpha_starts if t < beta_starts[-1]) <= 10  # alpha's 40 do not go first
+
+
+def test_concurrent_workers_never_hold_more_slots_than_the_limit(limits: LimitStore) -> None:
+    """Eight threads start, hold and release jobs under `concurrency` 3, with reservations and their
+    returns racing: no holder ever sees more than 3 slots held (a consistent read of the key while it
+    holds its own). Seen to fail with the fast path's `size(holders) < :n` as `size(holders) <= :n`
+    (a fourth held one)."""
+    import threading
+
+    limit = Limit(concurrency=3)
+    lock = threading.Lock()
+    most = 0
+
+    def work(worker: int) -> None:
+        nonlocal most
+        for i in range(15):
+            job, reserved = f"w{worker}-{i}", False
+            for _ in range(200):
+                answer = limits.acquire(
+                    "c", "*", limit, job, i, LEASE, lane=f"o{worker % 2}", reserved=reserved
+                )
+                if isinstance(answer, Admitted):
+                    break
+                reserved = answer.reserved or reserved
+            else:
+                continue
+            (state,) = limits.states("c", limit)
+            with lock:
+                most = max(most, state.running)
+            assert limits.release("c", "*", job, i, ran_ms=1)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 1 <= most <= 3
+
+
 def test_a_paced_keys_state_shows_the_starts_left_in_its_bucket(limits: LimitStore, clock: Clock) -> None:
     """GET /limits' `tokens`: two of a bucket of three taken at once leave one; a quiet spell refills it
     to the bucket and no further. Seen to fail (a TypeError) against `_state_of`'s
