@@ -187,6 +187,21 @@ def test_concurrent_workers_never_hold_more_slots_than_the_limit(limits: LimitSt
     assert 1 <= most <= 3
 
 
+def test_a_key_expires_seven_days_after_its_last_use(
+    pipeline: Pipeline, limits: LimitStore, clock: Clock
+) -> None:
+    """Each start moves the item's TTL (the table's `expiresAt`) to seven days on, so a key nobody uses
+    is removed. Seen to fail with the fast path's `":exp": self._expires(now_ms)` as `int(now_ms / 1000)`."""
+    limit = Limit(concurrency=5)
+    _acquire(limits, limit, "a")  # the key's first use: its PutItem
+    clock.advance(3600)
+    assert isinstance(_acquire(limits, limit, "b"), Admitted)  # a later start: the one UpdateItem
+    item = boto3.client("dynamodb").get_item(
+        TableName=pipeline.env[config.ENV_LIMITS_TABLE], Key={"limit": {"S": "t"}, "key": {"S": "*"}}
+    )["Item"]
+    assert int(item["expiresAt"]["N"]) == int(clock()) + 7 * 24 * 3600
+
+
 def test_a_paced_keys_state_shows_the_starts_left_in_its_bucket(limits: LimitStore, clock: Clock) -> None:
     """GET /limits' `tokens`: two of a bucket of three taken at once leave one; a quiet spell refills it
     to the bucket and no further. Seen to fail (a TypeError) against `_state_of`'s
