@@ -53,7 +53,9 @@ MISSING_FIELD = "-"
 # Between a payload key's owner and its value (no API key id or IAM role name holds it).
 OWNER_SEPARATOR = "|"
 # A start reserved this soon is waited for in the worker (a fresh message would cost more than the wait).
-IN_PROCESS_WAIT_SECONDS = 1.0
+IN_PROCESS_WAIT_SECONDS = 2.0
+# A reserved start's message is delayed this much less than its start (SQS delays are whole seconds).
+RESERVED_EARLY_SECONDS = 1
 # At most this many waits in the worker for one message (reserved starts that others took meanwhile).
 _IN_PROCESS_WAITS = 4
 

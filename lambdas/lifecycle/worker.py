@@ -46,7 +46,7 @@ from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
-from lambdas.lifecycle.limits import Limits
+from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
@@ -334,7 +334,7 @@ class Worker:
         """A refused start (`waiting`; without it, a link of a long wait's chain): the pending job, never
         claimed, says what it waits for, and waits in a fresh message delayed until `wait` ends (this one
         is deleted: however long it waits, SQS never redrives it). A start reserved for it travels in the
-        message, which arrives up to a second early and is held in the worker until then."""
+        message, which arrives a second or two early and is held in the worker until then."""
         now = self._store.now()
         counted = max(1, math.ceil(wait.until - now)) if waiting is not None else 0
         most = self._settings.limit_max_wait_seconds
@@ -344,7 +344,10 @@ class Worker:
             return self._waited_too_long(message, too_long, waiting, most)
         except NotClaimableError as refused:
             return self._not_claimed(message, sent.job_id, refused.job)
-        delay = min(max(0, math.floor(wait.until - now)), config.SQS_MAX_DELAY_SECONDS)
+        # A reserved start's message comes a second or two early: an event source mapping may hold it a
+        # moment to fill a batch, and a late start would delay the reserved ones after it.
+        early = RESERVED_EARLY_SECONDS if wait.reserved else 0
+        delay = min(max(0, math.floor(wait.until - now) - early), config.SQS_MAX_DELAY_SECONDS)
         try:
             self._queue.send_job(sent, delay, wait)
         except Exception:

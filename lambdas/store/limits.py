@@ -84,8 +84,11 @@ def _interval_ms(limit: Limit) -> float:
     return 1000.0 / limit.per_second
 
 
-def _tolerance_ms(limit: Limit) -> float:
-    return (limit.bucket - 1) * _interval_ms(limit)
+def _tolerance_ms(limit: Limit, reserved: bool = False) -> float:
+    """GCRA's tolerance: the bucket less one start; a job holding a reservation may take one interval
+    more, so a start that came late (its message, its worker) is caught up by the next instead of
+    delaying every later one. Any 1 s window still holds at most perSecond + burst starts."""
+    return (limit.bucket - (0 if reserved else 1)) * _interval_ms(limit)
 
 
 def _spacing_ms(limit: Limit, item: dict[str, Any]) -> float:
@@ -212,7 +215,7 @@ class LimitStore:
             interval = _interval_ms(limit)
             if self._seen_tat.get((name, key), 0) > now_ms:  # busy: the bucket is being drawn down
                 values[":t"] = math.ceil(interval)
-                values[":allow"] = int(now_ms + _tolerance_ms(limit))
+                values[":allow"] = int(now_ms + _tolerance_ms(limit, reserved))
                 conditions.append("tat > :now AND tat <= :allow")
                 sets.append("tat = tat + :t")
             else:  # idle: the bucket is full
@@ -473,7 +476,7 @@ def _refusal(
             refusals.append(Refused(LimitKind.CONCURRENCY, min(freed, min(live)) / 1000))
     if limit.per_second is not None:
         tat = float(item.get("tat", 0))
-        allowed_at = tat - _tolerance_ms(limit)
+        allowed_at = tat - _tolerance_ms(limit, reserved)
         if allowed_at > now_ms:
             refusals.append(Refused(LimitKind.PER_SECOND, allowed_at / 1000))
     line = float(item.get("line", 0))
