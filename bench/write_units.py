@@ -10,6 +10,7 @@ are not counted as the functions' calls.
 
 import math
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +28,7 @@ class WriteUnits:
         self._reader = reader
         self._lock = threading.Lock()
         self.units = 0
+        self.by_table: Counter[str] = Counter()
         self.largest_kb = 0
 
     def before(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
@@ -41,14 +43,15 @@ class WriteUnits:
         targets = context.pop("write_units", None)
         if not targets:
             return
-        total = 0
+        total: Counter[str] = Counter()
         for table, key, factor, size_before in targets:
             size = max(size_before, self._size(table, key))
             kb = max(1, math.ceil(size / 1024))
-            total += factor * kb
+            total[table] += factor * kb
             self.largest_kb = max(self.largest_kb, kb)
         with self._lock:
-            self.units += total
+            self.units += total.total()
+            self.by_table.update(total)
 
     def _size(self, table: str, key: dict[str, Any]) -> int:
         item = self._reader.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")

@@ -37,6 +37,9 @@ class Resource(StrEnum):
     SENDER_IDENTITY = "SES identities of senderEmail (FromAddress must be senderEmail)"
     LOG_GROUP = "the function's own log group"
     TRACES = "X-Ray (no resource-level permissions: *)"
+    WORKFLOW_ALIAS = "its group's workflow function, alias live"
+    OWN_EXECUTIONS = "its own durable executions (function:*)"
+    WORKFLOW_EXECUTIONS = "every workflow function's durable executions (function:*)"
 
 
 Access = Mapping[Resource, tuple[str, ...]]
@@ -50,6 +53,55 @@ _EVERY_FUNCTION: Final[Access] = {
 # Lambda's SQS poller receives and deletes on the function's role; GetQueueAttributes is how it checks
 # the queue when the mapping is created.
 _POLLED: Final = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage")
+
+# claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
+# (authorised per item as UpdateItem and PutItem); GetItem to read a job back or a fan-out's parent; a
+# fan-out writes its children with BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is
+# sqs:SendMessage). Retries change the message's visibility; dead jobs are forwarded to the DLQ.
+# Deliveries are only ever put.
+_WORKER: Final[Access] = {
+    Resource.JOBS_TABLE: (
+        "dynamodb:BatchGetItem",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+    ),
+    Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",),
+    Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
+    Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
+    # children, and the jobs a bulk action retries, go to their types' queues.
+    Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
+    Resource.UPLOADED_FILES: ("s3:GetObject",),
+    Resource.RESULT_FILES: ("s3:PutObject",),
+    # a delivery reads its client's secrets (GetItem) and makes them on first use (PutItem); on an
+    # upgraded stack a first secret is the stack-wide one (GetSecretValue).
+    Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
+    Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
+    Resource.SENDER_IDENTITY: ("ses:SendEmail",),
+    # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
+    # key's first use (PutItem).
+    Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
+    # `context.secret(name)`: only the secrets the types of this worker declared.
+    Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",),
+    # a workflow job's execution starts by an asynchronous Invoke of its group's alias, nothing else.
+    Resource.WORKFLOW_ALIAS: ("lambda:InvokeFunction",),
+    **_EVERY_FUNCTION,
+}
+# What a job's run may call, wherever it runs: the worker, or a workflow's durable function.
+_RUNS_JOBS: Final = frozenset(
+    {
+        Resource.JOBS_TABLE,
+        Resource.DELIVERIES_TABLE,
+        Resource.DEAD_LETTER_QUEUE,
+        Resource.OTHER_JOB_QUEUES,
+        Resource.UPLOADED_FILES,
+        Resource.RESULT_FILES,
+        Resource.WEBHOOK_SECRETS_TABLE,
+        Resource.SIGNING_SECRET,
+        Resource.SENDER_IDENTITY,
+        Resource.JOB_SECRETS,
+    }
+)
 
 ACCESS: Final[Mapping[str, Access]] = {
     # submit: PutItem (conditional), GetItem (an idempotent repeat, GET /jobs/{id}); SendMessage;
@@ -84,46 +136,31 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.UPLOADED_FILES: ("s3:GetObject", "s3:PutObject"),
         Resource.RESULT_FILES: ("s3:GetObject",),
         # /schedules: a create puts the schedule and counts it (TransactWriteItems: PutItem, UpdateItem), a
-        # delete deletes and uncounts it (DeleteItem, UpdateItem); reads are GetItem and Query, a change a
-        # conditional PutItem, a run now records its job (UpdateItem).
+        # delete deletes it, its fired item and uncounts it (DeleteItem, UpdateItem); reads are Query (a
+        # schedule with its fired item; a client's page) and Scan (the operator's page of every client's),
+        # a change a conditional PutItem, a run now records its job (UpdateItem).
         Resource.SCHEDULES_TABLE: (
             "dynamodb:DeleteItem",
-            "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:Query",
+            "dynamodb:Scan",
             "dynamodb:UpdateItem",
+        ),
+        # POST /jobs/{jobId}/events completes a waiting workflow's callback; a cancel stops its execution.
+        Resource.WORKFLOW_EXECUTIONS: (
+            "lambda:SendDurableExecutionCallbackSuccess",
+            "lambda:StopDurableExecution",
         ),
         **_EVERY_FUNCTION,
     },
-    # claim/complete/retry/fail: UpdateItem, with a parent and a delivery's log line in TransactWriteItems
-    # (authorised per item as UpdateItem and PutItem); GetItem to read a job back or a fan-out's parent; a
-    # fan-out writes its children with BatchGetItem then BatchWriteItem and sends them (SendMessageBatch is
-    # sqs:SendMessage). Retries change the message's visibility; dead jobs are forwarded to the DLQ.
-    # Deliveries are only ever put.
-    "worker": {
-        Resource.JOBS_TABLE: (
-            "dynamodb:BatchGetItem",
-            "dynamodb:BatchWriteItem",
-            "dynamodb:GetItem",
-            "dynamodb:UpdateItem",
-        ),
-        Resource.DELIVERIES_TABLE: ("dynamodb:PutItem",),
-        Resource.MAIN_QUEUE: tuple(sorted((*_POLLED, "sqs:ChangeMessageVisibility", "sqs:SendMessage"))),
-        Resource.DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
-        # children, and the jobs a bulk action retries, go to their types' queues.
-        Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
-        Resource.UPLOADED_FILES: ("s3:GetObject",),
-        Resource.RESULT_FILES: ("s3:PutObject",),
-        # a delivery reads its client's secrets (GetItem) and makes them on first use (PutItem); on an
-        # upgraded stack a first secret is the stack-wide one (GetSecretValue).
-        Resource.WEBHOOK_SECRETS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SIGNING_SECRET: ("secretsmanager:GetSecretValue",),
-        Resource.SENDER_IDENTITY: ("ses:SendEmail",),
-        # flow control: take and give back a start (UpdateItem; a refusal returns the item it saw), a
-        # key's first use (PutItem).
-        Resource.LIMITS_TABLE: ("dynamodb:PutItem", "dynamodb:UpdateItem"),
-        # `context.secret(name)`: only the secrets the types of this worker declared.
-        Resource.JOB_SECRETS: ("secretsmanager:GetSecretValue",),
+    "worker": _WORKER,
+    # a group's durable function runs its workflow types' steps with the worker's capabilities (the
+    # worker's row, less the queue poller's), writes the job's steps, waits and end (UpdateItem, GetItem),
+    # forwards a dead one to its DLQ, and checkpoints its executions (what the durable SDK calls).
+    "workflow": {
+        **{resource: actions for resource, actions in _WORKER.items() if resource in _RUNS_JOBS},
+        Resource.MAIN_QUEUE: ("sqs:SendMessage",),
+        Resource.OWN_EXECUTIONS: ("lambda:CheckpointDurableExecution", "lambda:GetDurableExecutionState"),
         **_EVERY_FUNCTION,
     },
     # mark dead (UpdateItem, with a parent in a transaction), read the job and its parent (GetItem), read
@@ -145,11 +182,12 @@ ACCESS: Final[Mapping[str, Access]] = {
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
-    # a tick reads every schedule (Scan), a firing its schedule (GetItem) and the schedule's last job
-    # (GetItem), puts the job (conditional PutItem) and sends it, and records it on the schedule (UpdateItem).
+    # a tick reads every schedule's timing (Scan), a due schedule with its fired item (Query) and the
+    # schedule's last job (GetItem), puts the job (conditional PutItem) and sends it, and records the firing,
+    # its owner's day count or its error on small items of their own (UpdateItem).
     "schedules": {
         Resource.JOBS_TABLE: ("dynamodb:GetItem", "dynamodb:PutItem"),
-        Resource.SCHEDULES_TABLE: ("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
+        Resource.SCHEDULES_TABLE: ("dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,

@@ -34,6 +34,7 @@ ROUTES: Final = (
     ("GET", "/jobs/{jobId}/deliveries"),
     ("POST", "/jobs/{jobId}/retry"),
     ("POST", "/jobs/{jobId}/cancel"),
+    ("POST", "/jobs/{jobId}/events"),
     ("POST", "/jobs/{jobId}/reschedule"),
     ("POST", "/jobs/retry"),
     ("POST", "/jobs/cancel"),

@@ -105,6 +105,17 @@ SCHEDULES: Final = FunctionSpec(
     config.SCHEDULES_TIMEOUT_SECONDS,
 )
 SPECS: Final = (API, WORKER, DEAD_LETTER, RECOVERY, SCHEDULES)
+# A worker group's durable function, for its workflow types: an invocation runs until the workflow's
+# next sleep or wait (or its end), so it has the group worker's timeout and memory (`workflow_spec`).
+WORKFLOW: Final = FunctionSpec(
+    "Workflow",
+    "workflow",
+    "offload workflows: runs the workflow types' durable executions",
+    (WorkerSettings,),
+    config.WORKER_TIMEOUT_SECONDS,
+    WORKER_MEMORY_MB,
+)
+WORKFLOW_ALIAS: Final = "live"
 
 
 class ResourceOwner(Protocol):
@@ -115,7 +126,13 @@ class ServiceFunction(Construct):
     """A function of this service: its own role and log group, tracing on, Powertools configured."""
 
     def __init__(
-        self, scope: Construct, spec: FunctionSpec, *, code: lambda_.Code, environment: Mapping[str, str]
+        self,
+        scope: Construct,
+        spec: FunctionSpec,
+        *,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        durable: lambda_.DurableConfig | None = None,
     ) -> None:
         super().__init__(scope, spec.construct_id)
         # A role per function, and no managed policy: each one holds exactly its row of the access table.
@@ -149,6 +166,7 @@ class ServiceFunction(Construct):
             timeout=Duration.seconds(spec.timeout_seconds),
             memory_size=spec.memory_mb,
             tracing=lambda_.Tracing.ACTIVE,
+            durable_config=durable,
             environment={
                 "POWERTOOLS_SERVICE_NAME": config.SERVICE_NAME,
                 "POWERTOOLS_METRICS_NAMESPACE": config.METRICS_NAMESPACE,
@@ -185,6 +203,7 @@ class Functions(Construct):
         shared: tuple[ResourceOwner, ...] = (tables, storage, alerts, SenderIdentity(self, settings))
         built: dict[str, ServiceFunction] = {}
         self.workers: dict[str, ServiceFunction] = {}  # by group suffix, the shared worker's ""
+        self.workflows: dict[str, ServiceFunction] = {}  # the groups' with workflow types, by suffix
         for spec in SPECS:
             for group in groups if spec is WORKER else (None,):
                 own = worker_spec(group) if group is not None else spec
@@ -201,7 +220,20 @@ class Functions(Construct):
                 built[own.construct_id] = function
                 if group is not None:
                     self.workers[group.suffix] = function
+                    if catalog.workflows_of(group.types):
+                        self.workflows[group.suffix] = self._workflow_function(
+                            group,
+                            function,
+                            code,
+                            environment,
+                            (*shared, queues.of(group.suffix)),
+                            secrets,
+                            catalog,
+                        )
         self.api = built[API.construct_id]
+        if self.workflows:
+            executions = [f"{f.function.function_arn}:*" for f in self.workflows.values()]
+            grant(self.api.role, API.access, {Resource.WORKFLOW_EXECUTIONS: executions})
         self.worker = self.workers[""]
         self.dead_letter = built[DEAD_LETTER.construct_id]
         self.recovery = built[RECOVERY.construct_id]
@@ -227,6 +259,35 @@ class Functions(Construct):
             {suffix: f.function for suffix, f in self.workers.items() if suffix},
         )
 
+    def _workflow_function(
+        self,
+        group: WorkerGroup,
+        worker: ServiceFunction,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        owners: Sequence[ResourceOwner],
+        secrets: JobSecrets,
+        catalog: JobTypeCatalog,
+    ) -> ServiceFunction:
+        """The group's durable function and its alias; the group's worker may invoke that alias only."""
+        spec = workflow_spec(group)
+        durable = lambda_.DurableConfig(
+            execution_timeout=Duration.seconds(config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS),
+            retention_period=Duration.days(config.WORKFLOW_RETENTION_DAYS),
+        )
+        function = ServiceFunction(
+            self, spec, code=code, environment=environment_for(spec.settings, environment), durable=durable
+        )
+        for owner in (*owners, secrets.of(catalog.secrets_of(group.types))):
+            owner.grant_access(function.role, spec.access)
+        grant(function.role, spec.access, {Resource.OWN_EXECUTIONS: f"{function.function.function_arn}:*"})
+        alias = lambda_.Alias(
+            function, "Alias", alias_name=WORKFLOW_ALIAS, version=function.function.current_version
+        )
+        grant(worker.role, worker_spec(group).access, {Resource.WORKFLOW_ALIAS: alias.function_arn})
+        worker.function.add_environment(config.ENV_WORKFLOW_FUNCTION, alias.function_arn)
+        return function
+
 
 def _dashboard_name(construct_id: str) -> str:
     """`Worker` -> `worker`, `DeadLetter` -> `dead_letter`, `Worker180s1024MB` -> `worker-180s1024MB`."""
@@ -244,6 +305,15 @@ def worker_spec(group: WorkerGroup) -> FunctionSpec:
         WORKER,
         construct_id=f"{WORKER.construct_id}{group.suffix}",
         description=f"offload worker: runs {', '.join(group.types)} from its own queue",
+        timeout_seconds=group.timeout_seconds,
+        memory_mb=group.memory_mb,
+    )
+
+
+def workflow_spec(group: WorkerGroup) -> FunctionSpec:
+    return dataclasses.replace(
+        WORKFLOW,
+        construct_id=f"{WORKFLOW.construct_id}{group.suffix}",
         timeout_seconds=group.timeout_seconds,
         memory_mb=group.memory_mb,
     )

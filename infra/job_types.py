@@ -65,6 +65,7 @@ class DeclaredType:
     function: WorkerFunction | None
     secrets: tuple[str, ...]
     settings: Mapping[str, Any] | None  # the context's values, checked against its settings_model
+    workflow: bool = False  # runs in its group's durable function (lambdas/lifecycle/workflows/)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,11 @@ class JobTypeCatalog:
             suffix = f"{timeout}s{memory}MB" + (f"x{concurrency}" if concurrency else "")
             groups.append(WorkerGroup(suffix, timeout, memory, concurrency, tuple(sorted(names))))
         return tuple(groups)
+
+    def workflows_of(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The workflow types among `names`: a group with any gets a durable function."""
+        wanted = set(names)
+        return tuple(t.name for t in self.types if t.name in wanted and t.workflow)
 
     def settings_of(self, names: Iterable[str]) -> dict[str, Any]:
         wanted = set(names)
@@ -296,7 +302,12 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
     if problems:
         raise JobTypesError(f"job type {name!r}: {'; '.join(problems)}")
     return DeclaredType(
-        name, package, job_type.function, tuple(job_type.secrets), _settings(job_type, settings)
+        name,
+        package,
+        job_type.function,
+        tuple(job_type.secrets),
+        _settings(job_type, settings),
+        workflow=job_type.workflow,
     )
 
 

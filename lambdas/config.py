@@ -17,6 +17,12 @@ ENV_JOBS_TABLE: Final = "JOBS_TABLE_NAME"
 ENV_DELIVERIES_TABLE: Final = "DELIVERIES_TABLE_NAME"
 ENV_QUEUE_URL: Final = "QUEUE_URL"
 ENV_DLQ_URL: Final = "DLQ_URL"
+# The alias of the durable function that runs this worker group's workflow types (none: it has none).
+ENV_WORKFLOW_FUNCTION: Final = "WORKFLOW_FUNCTION"
+# How long a workflow's durable execution may run in all, sleeps and waits included: Lambda's most, a
+# year (durableConfig executionTimeout); and how long the engine keeps a finished one's history.
+WORKFLOW_EXECUTION_TIMEOUT_SECONDS: Final = 366 * 24 * 3600
+WORKFLOW_RETENTION_DAYS: Final = 14
 ENV_ALERTS_TOPIC_ARN: Final = "ALERTS_TOPIC_ARN"
 ENV_UPLOADS_BUCKET: Final = "UPLOADS_BUCKET_NAME"
 ENV_WEBHOOK_SECRET_ARN: Final = "WEBHOOK_SECRET_ARN"

@@ -35,7 +35,8 @@ def parse_args(argv: list[str] | None = None) -> RuntimeSettings:
         "--schedule-seconds",
         type=float,
         default=None,
-        help="run the recovery schedule this often instead of the template's rate (development)",
+        help="run the recovery schedule (the scheduled rules) this often instead of the template's rate "
+        "(development); the schedules tick keeps its minute",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show every log line of the functions")
     parser.add_argument(

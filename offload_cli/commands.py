@@ -1,4 +1,4 @@
-"""The commands: submit, status, tail and webhook-secret. Each returns its exit code."""
+"""The commands: submit, status, tail, event and webhook-secret. Each returns its exit code."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from offload_cli.api import call, get_job, pages
+from offload_cli.api import call, get_job, job_path, pages
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.render import TRANSITION, render_transition
 from offload_cli.target import Target, key_id_of
@@ -35,18 +35,26 @@ def submit(target: Target, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _payload(text: str) -> Any:
+def event(target: Target, args: argparse.Namespace) -> int:
+    """`offload event ID NAME [--data JSON]`: hand the event to the workflow waiting for it."""
+    body = {"name": args.name, "data": _payload(args.data, "--data")}
+    document = call(target, "POST", target.endpoint(job_path(args.job_id, "events")), json=body)
+    print(f"{document['jobId']}  event {document['name']} delivered")
+    return ExitCode.OK
+
+
+def _payload(text: str, option: str = "--payload") -> Any:
     if text.startswith("@"):
         try:
             text = sys.stdin.read() if text == "@-" else Path(text[1:]).read_text()
         except OSError as error:
             raise CliError(
-                f"cannot read --payload {text}: {error.strerror or error}", ExitCode.USAGE
+                f"cannot read {option} {text}: {error.strerror or error}", ExitCode.USAGE
             ) from None
     try:
         return json.loads(text)
     except ValueError as error:
-        raise CliError(f"--payload is not JSON: {error}", ExitCode.USAGE) from None
+        raise CliError(f"{option} is not JSON: {error}", ExitCode.USAGE) from None
 
 
 def wait(target: Target, job_id: str, timeout: float) -> int:

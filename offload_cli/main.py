@@ -99,6 +99,13 @@ def _operating_commands(subcommands: Any) -> None:
     )
     cancel.add_argument("job_ids", nargs="+", metavar="ID", help="the jobs to cancel")
 
+    event = subcommands.add_parser(
+        "event", help="send an event to a workflow waiting for it (POST /jobs/{id}/events)"
+    )
+    event.add_argument("job_id", metavar="ID")
+    event.add_argument("name", help="the event's name, as the workflow's wait_for_event names it")
+    event.add_argument("--data", default="null", help="the event's data: JSON, @file or @- for stdin")
+
     deliveries = subcommands.add_parser("deliveries", help="a fan-out's (or one delivery's) webhook attempts")
     deliveries.add_argument("job_id")
     _list_options(deliveries, default=100)
@@ -140,6 +147,7 @@ COMMANDS: dict[str, Callable[[Target, argparse.Namespace], int]] = {
     "deliveries": listing.deliveries,
     "retry": retry_cancel.retry,
     "cancel": retry_cancel.cancel,
+    "event": commands.event,
     "webhook-secret": commands.webhook_secret,
     "limits": commands.limits,
     "schedule": schedules.schedule,

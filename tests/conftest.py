@@ -50,13 +50,13 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _reset_process_state() -> None:
-    from lambdas.handlers import dead_letter, recovery, worker
+    from lambdas.handlers import dead_letter, recovery, worker, workflow
     from lambdas.models import settings
     from lambdas.observability import metrics
 
     clients.reset()
     settings.reset()
-    for cached in (worker._worker, dead_letter._consumer, recovery._sweeper):
+    for cached in (worker._worker, dead_letter._consumer, recovery._sweeper, workflow._runtime):
         cached.cache_clear()
     metrics.clear_metrics()
 

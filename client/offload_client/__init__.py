@@ -15,6 +15,7 @@ from offload_client.errors import (
 from offload_client.models import (
     Child,
     Delivery,
+    EventAccepted,
     Job,
     JobSummary,
     Limit,
@@ -30,6 +31,7 @@ __all__ = [
     "Client",
     "Conflict",
     "Delivery",
+    "EventAccepted",
     "Forbidden",
     "InvalidRequest",
     "Job",

@@ -33,6 +33,7 @@ from offload_client.models import (
     TERMINAL,
     Child,
     Delivery,
+    EventAccepted,
     Job,
     JobSummary,
     Limit,
@@ -132,6 +133,13 @@ class Client:
 
     def cancel(self, job_id: str) -> Job:
         return Job.from_api(self.request("POST", job_path(job_id, "cancel")))
+
+    def send_event(self, job_id: str, name: str, data: Any = None) -> EventAccepted:
+        """Hand `data` to the workflow waiting for the event `name` (`flow.wait_for_event`); Conflict
+        (`not_waiting`) when it is not waiting for that name now, NotFound for another client's job."""
+        return EventAccepted.from_api(
+            self.request("POST", job_path(job_id, "events"), json={"name": name, "data": data})
+        )
 
     def reschedule(self, job_id: str, run_at: datetime) -> Job:
         """Move a job that has not started to `run_at` (an aware datetime)."""

@@ -75,11 +75,21 @@ class Job(_FromApi):
     downloads: list[dict[str, Any]] | None
     history: list[dict[str, Any]] | None
     allowed_actions: list[str] | None  # "retry", "cancel": what the server allows now (None: an older one)
+    steps: list[dict[str, Any]] | None = None  # a workflow's (None: a plain job)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def finished(self) -> bool:
         return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class EventAccepted(_FromApi):
+    """EventAccepted: `POST /jobs/{jobId}/events`, the waiting workflow goes on with the event."""
+
+    job_id: str
+    name: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

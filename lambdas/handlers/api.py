@@ -47,6 +47,7 @@ own = Router()  # this module's routes, the last group
 _GROUPS: tuple[tuple[str, str], ...] = (
     ("lambdas.handlers.routes.jobs", "jobs"),
     ("lambdas.handlers.routes.job_changes", "jobs"),  # only paths below /jobs: a submission loads none
+    ("lambdas.handlers.routes.workflows", "jobs"),  # POST /jobs/{jobId}/events
     ("lambdas.handlers.routes.stats", "stats"),
     ("lambdas.handlers.routes.webhook_secrets", "webhook-secret"),
     ("lambdas.handlers.routes.schedules", "schedules"),

@@ -31,7 +31,12 @@ def _worker() -> Worker:
     worker = settings.worker()
     register_job_types(worker.job_packages)
     queue = JobQueue(worker.queue_url, worker.job_queue_urls)
-    return Worker(worker, job_store(worker), queue, JobQueue(worker.dlq_url))
+    workflows = None
+    if worker.workflow_function:  # a worker group with workflow types hands them to its durable function
+        from lambdas.lifecycle.workflows.start import LambdaStarter
+
+        workflows = LambdaStarter(worker.workflow_function)
+    return Worker(worker, job_store(worker), queue, JobQueue(worker.dlq_url), workflows=workflows)
 
 
 def _emit_metrics(results: list[MessageResult]) -> None:

@@ -153,6 +153,31 @@ class JobContext:
     secret: Callable[[str], str] = _no_secrets
 
 
+class Flow(Protocol):
+    """What a workflow type's `run(payload, flow)` may do (`JobType(workflow=True)`): each operation is
+    checkpointed by Lambda's durable execution engine (`lambdas/lifecycle/workflows/`), so a replay after
+    a crash, a sleep or an event returns what it returned the first time."""
+
+    @property
+    def context(self) -> JobContext:
+        """The job's context (secrets, settings, email...), for its steps to use."""
+        ...
+
+    def step(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)`, once; its (JSON) result. RetryableJobError retries the step with backoff (its own
+        attempts, up to the job's maxAttempts); PermanentJobError ends the workflow `dead`."""
+        ...
+
+    def sleep(self, name: str, seconds: float) -> None:
+        """Wait `seconds` (1 s to a year), spending no compute."""
+        ...
+
+    def wait_for_event(self, name: str, timeout_seconds: float) -> Any:
+        """The `data` of the job's next event called `name` (POST /jobs/{jobId}/events), or None when
+        `timeout_seconds` pass first."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class SubmissionContext:
     """What `check_submission` may use, in the API function."""
@@ -200,7 +225,8 @@ class ChildRef:
 class JobType(Generic[P]):
     name: str
     payload_model: type[P]
-    run: Callable[[P, JobContext], Any]
+    # `run(payload, context)`; a workflow's is `run(payload, flow)` (a `Flow`).
+    run: Callable[[P, Any], Any]
     # Extra checks at submission beyond the model (for example DNS look-ups); raise InvalidPayloadError.
     check_submission: Callable[[P, SubmissionContext], None] | None = None
     # Child-only types (a fan-out's deliveries) are not accepted by the public API.
@@ -215,3 +241,6 @@ class JobType(Generic[P]):
     settings_model: type[BaseModel] | None = None
     secrets: tuple[str, ...] = ()
     function: WorkerFunction | None = None
+    # A workflow: `run(payload, flow)` runs on Lambda's durable execution engine (`lambdas/lifecycle/workflows/`),
+    # its steps checkpointed, sleeping and waiting for events without running (docs/job-types.md).
+    workflow: bool = False

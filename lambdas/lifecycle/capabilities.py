@@ -125,37 +125,30 @@ class WorkerCapabilities:
         self._types.check()
 
     def context(
-        self,
-        *,
-        job_id: str,
-        job_type: str,
-        attempt: int,
-        max_attempts: int,
-        parent_id: str | None,
-        remaining_ms: Callable[[], int],
-        owner: str = "",
-        created_at: str = "",
-        first_run: bool = False,
-        recorded: Recorded | None = None,
+        self, job: Job, remaining_ms: Callable[[], int], recorded: Recorded | None = None
     ) -> JobContext:
-        """The context of one attempt. `first_run`: the job's first attempt ever (it cannot have written
-        children before). `recorded` collects what the attempt records, for its outcome's write."""
+        """The context of the claimed `job`'s attempt (a workflow's: of its execution). `recorded`
+        collects what the attempt records, for its outcome's write."""
         record = functools.partial(self._record, recorded) if recorded else self._deliveries.record
-        declared = registry.find(job_type)
+        declared = registry.find(job.job_type)
+        owner = job.owner
+        # Its first attempt ever cannot have written children before (attempts too: an item written
+        # before attemptTotal existed counts it from this claim).
+        first_run = job.attempt_total == 1 and job.attempts == 1
         return JobContext(
-            job_id=job_id,
-            job_type=job_type,
-            attempt=attempt,
-            max_attempts=max_attempts,
-            parent_id=parent_id,
+            job_id=job.job_id,
+            job_type=job.job_type,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            parent_id=job.parent_id,
             owner=owner,
-            created_at=created_at,
+            created_at=job.created_at,
             remaining_ms=remaining_ms,
             settings=self._settings,
             uploads=UploadsBucket(self._settings, owner),
-            results=JobResults(self._results, job_id),
+            results=JobResults(self._results, job.job_id),
             create_children=functools.partial(self._create_children, owner, first_run),
-            read_parent=functools.partial(self._read_job, parent_id),
+            read_parent=functools.partial(self._read_job, job.parent_id),
             signing_secrets=functools.partial(self._secrets.signing, owner),
             send_email=self._send_email,
             record_delivery=record,

@@ -38,6 +38,10 @@ class NotCancellableError(Exception):
     """Only a pending job, or a waiting fan-out, can be cancelled."""
 
 
+class NotWaitingError(Exception):
+    """An event for a job that is not a workflow waiting for an event of that name now."""
+
+
 class ForbiddenError(PermissionError):
     """The caller's key may not do this (bulk actions are the operator's)."""
 

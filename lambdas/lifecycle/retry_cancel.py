@@ -14,6 +14,8 @@ A fan-out of more than `fan_out.INLINE_CHILDREN` children is retried or cancelle
 answer is `Deferred`, the ops job (`fan_out`).
 """
 
+from typing import TYPE_CHECKING
+
 from lambdas.lifecycle import fan_out
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
 from lambdas.lifecycle.fan_out import Deferred
@@ -27,6 +29,9 @@ from lambdas.store.errors import JobMovedError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
+if TYPE_CHECKING:
+    from lambdas.lifecycle.workflows.engine import Engine
+
 __all__ = ["Deferred", "allowed_actions", "cancel_job", "retry_job"]
 
 
@@ -36,7 +41,8 @@ def allowed_actions(job: Job) -> list[JobAction]:
     allowed = []
     if _retries_children(job) or job.status is JobStatus.DEAD:
         allowed.append(JobAction.RETRY)
-    if job.status in (JobStatus.PENDING, JobStatus.SCHEDULED, JobStatus.WAITING):
+    running_workflow = job.execution is not None and job.status is JobStatus.PROCESSING
+    if job.status in (JobStatus.PENDING, JobStatus.SCHEDULED, JobStatus.WAITING) or running_workflow:
         allowed.append(JobAction.CANCEL)
     return allowed
 
@@ -71,10 +77,25 @@ def retry_job(store: JobStore, queue: JobQueue, caller: Caller, job_id: str) -> 
     return reopened
 
 
-def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | None = None) -> Job | Deferred:
-    """Cancel a pending job, or a waiting fan-out: a large one by an ops job when there is a `queue` to
-    send it on, else in this call."""
+def cancel_job(
+    store: JobStore,
+    caller: Caller,
+    job_id: str,
+    queue: JobQueue | None = None,
+    engine: "Engine | None" = None,
+) -> Job | Deferred:
+    """Cancel a pending job, a running workflow (`lambdas/lifecycle/workflows/events.py`: stopped by `engine`), or
+    a waiting fan-out: a large one by an ops job when there is a `queue` to send it on, else in this call."""
     job = find_job(store, job_id, caller)
+    if job.execution is not None and job.status in (JobStatus.PROCESSING, JobStatus.WAITING):
+        from lambdas.lifecycle.workflows.events import (
+            cancel_workflow,  # the durable SDK loads with workflows only
+        )
+
+        try:
+            return cancel_workflow(store, engine or _lambda_engine(), job)
+        except JobMovedError:
+            raise _moved(store, job.job_id, NotCancellableError, "cancelled") from None
     if job.status is JobStatus.WAITING:
         if queue is not None and _large(job):
             return Deferred(fan_out.start_ops_job(store, queue, job, JobAction.CANCEL))
@@ -87,6 +108,12 @@ def cancel_job(store: JobStore, caller: Caller, job_id: str, queue: JobQueue | N
         )
     parent = store.get(job.parent_id) if job.parent_id else None
     return _cancel_one(store, job, parent)
+
+
+def _lambda_engine() -> "Engine":
+    from lambdas.lifecycle.workflows.engine import LambdaEngine
+
+    return LambdaEngine()
 
 
 def _on_children(

@@ -177,6 +177,9 @@ def list_schedules(
     owner = None if caller.operator and client is None else owner_of(caller, client)
     tag = paging.query_tag("schedules", owner)
     start = _start_key(paging.decode(tag, cursor))
+    if start is not None and owner is not None and start[0] != owner:
+        # DynamoDB refuses a Query's start key of another partition (a 500); the tag alone is no secret.
+        raise InvalidCursorError("the cursor belongs to another list or query")
     found, after = schedules.page(owner, limit, start)
     found.sort(key=lambda schedule: schedule.last_error is None)
     views = [view(schedules, store, schedule) for schedule in found]

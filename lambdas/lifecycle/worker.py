@@ -36,7 +36,6 @@ from lambdas.jobs import registry
 from lambdas.jobs.base import (
     AwaitChildren,
     ContinueLater,
-    JobContext,
     JobType,
     PermanentJobError,
     RetryableJobError,
@@ -60,6 +59,8 @@ from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, parse_job
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+    from lambdas.lifecycle.workflows.start import Starter
+
 
 @dataclass(frozen=True)
 class QueueMessage:
@@ -79,6 +80,7 @@ class Outcome(StrEnum):
     CONTINUED = "continued"  # the job goes on in a fresh message (this one is deleted)
     DEFERRED = "deferred"  # over a limit, or RetryLater: waits in a fresh message (this one is deleted)
     DEAD = "dead"
+    STARTED = "started"  # a workflow handed to its durable execution (lambdas/lifecycle/workflows/start.py)
     DUPLICATE = "duplicate"  # another worker holds the job, or it is already finished
     EARLY = "early"  # the job was rescheduled later: the message comes back when it is due
     STALE = "stale"  # this attempt lost its lease; a newer attempt owns the job
@@ -112,6 +114,7 @@ class Worker:
         dead_letters: JobQueue,
         rng: Callable[[], float] | None = None,
         limits: Limits | None = None,
+        workflows: "Starter | None" = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -120,6 +123,7 @@ class Worker:
         self._rng = rng
         self._capabilities = WorkerCapabilities(settings, store, queue)
         self._limits = limits or Limits(settings, LimitStore(settings.limits_table), settings.lease_seconds)
+        self._workflows = workflows
 
     def process_batch(
         self, messages: list[QueueMessage], remaining_ms: Callable[[], int]
@@ -217,6 +221,8 @@ class Worker:
             return self._dead(message, job, str(error))
         except ValidationError as error:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
+        if job_type.workflow:
+            return self._start_workflow(message, job)
         return self._attempt(message, job, job_type, payload, remaining_ms, place)
 
     def _attempt(
@@ -230,7 +236,7 @@ class Worker:
     ) -> MessageResult:
         recorded = Recorded()
         try:
-            context = self._context(job, remaining_ms, recorded)
+            context = self._capabilities.context(job, remaining_ms, recorded)
         except registry.UnusableTypeError as error:  # its settings, read as its context is built
             return self._dead(message, job, str(error))
         started = time.monotonic()
@@ -247,20 +253,19 @@ class Worker:
             return self._retry(message, job, f"{type(error).__name__}: {error}", None, started, recorded)
         return self._succeed(message, job, result, started, recorded, place)
 
-    def _context(self, job: Job, remaining_ms: Callable[[], int], recorded: Recorded) -> JobContext:
-        return self._capabilities.context(
-            job_id=job.job_id,
-            job_type=job.job_type,
-            owner=job.owner,
-            created_at=job.created_at,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            parent_id=job.parent_id,
-            remaining_ms=remaining_ms,
-            # attempts too: an item written before attemptTotal existed counts it from this claim
-            first_run=job.attempt_total == 1 and job.attempts == 1,
-            recorded=recorded,
+    def _start_workflow(self, message: QueueMessage, job: Job) -> MessageResult:
+        """The job runs in its durable execution from here on; this message is done."""
+        if self._workflows is None:
+            return self._dead(message, job, f"{job.job_type!r} is a workflow and this worker runs none")
+        from lambdas.lifecycle.workflows.start import (
+            start_workflow,  # the durable SDK loads with workflows only
         )
+
+        try:
+            start_workflow(self._store.workflows(), self._workflows, job)
+        except StaleAttemptError:
+            return self._stale(message, job)
+        return MessageResult(message.message_id, Outcome.STARTED, job.job_type)
 
     def _succeed(
         self,

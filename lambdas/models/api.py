@@ -8,7 +8,7 @@ from pydantic import AwareDatetime, Field, model_validator
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
-from lambdas.models.job import Attempt, Job, JobAction, JobStatus
+from lambdas.models.job import Attempt, Job, JobAction, JobStatus, WorkflowStep
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
 from lambdas.models.wire import WireModel
@@ -50,6 +50,21 @@ class RescheduleRequest(WireModel):
     )
 
 
+class EventRequest(WireModel):
+    name: str = Field(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="The event's name: what the workflow's `flow.wait_for_event(name, ...)` waits for.",
+    )
+    data: Any = Field(default=None, description="Any JSON: what `wait_for_event` returns to the workflow.")
+
+
+class EventAccepted(WireModel):
+    job_id: str
+    name: str = Field(description="The event's name, as the waiting workflow receives it.")
+
+
 class SubmitJobResponse(WireModel):
     job_id: str
     status: str
@@ -64,16 +79,22 @@ class ChildrenView(WireModel):
 
 
 class WaitingForView(WireModel):
-    """Why a pending job has not run yet, and the earliest it will try again. Waiting spends no attempt."""
+    """Why a pending job has not run yet, and the earliest it will try again; or what a waiting workflow
+    waits for, and until when. Waiting spends no attempt."""
 
     limit: str = Field(
         description="concurrency or perSecond (its type's limit), paused (its key's receiver asked for a "
-        "pause with Retry-After), or retryLater (the job asked to run again later)."
+        "pause with Retry-After), or retryLater (the job asked to run again later); for a workflow, sleep "
+        "(`flow.sleep`) or event (`flow.wait_for_event`)."
     )
     key: str | None = Field(
-        default=None, description="The limit's key this job counts against (* for the whole type)."
+        default=None,
+        description="The limit's key this job counts against (* for the whole type); a workflow's sleep's "
+        "or event's name.",
     )
-    retry_at: str = Field(description="The earliest the job tries again.")
+    retry_at: str = Field(
+        description="The earliest the job tries again; when a workflow's sleep ends or its wait times out."
+    )
     reason: str | None = None
 
     @classmethod
@@ -84,6 +105,21 @@ class WaitingForView(WireModel):
             retry_at=iso_time(waiting.until),
             reason=waiting.reason or None,
         )
+
+
+class StepView(WireModel):
+    """One step of a workflow (`flow.step`), as its last attempt left it."""
+
+    name: str
+    status: str = Field(description="running, done, or failed (its last attempt failed).")
+    started_at: str = Field(description="When its last attempt started.")
+    ended_at: str | None = None
+    attempts: int
+    error: str | None = None
+
+    @classmethod
+    def of(cls, step: WorkflowStep) -> Self:
+        return cls(**dataclasses.asdict(step))
 
 
 class HistoryEntry(WireModel):
@@ -161,6 +197,9 @@ class JobView(WireModel):
     history: list[HistoryEntry] = Field(
         default_factory=list, description="The last 10 attempts, oldest first."
     )
+    steps: list[StepView] | None = Field(
+        default=None, description="A workflow's steps, in the order they started (plain jobs have none)."
+    )
     allowed_actions: list[JobAction] = Field(
         description=(
             "What the caller may do to the job as it is now: `retry` (a dead job, or a finished fan-out"
@@ -184,8 +223,9 @@ class JobView(WireModel):
             next_attempt_at=iso_time(job.due_at / 1000) if job.status in _DUE_SHOWN else None,
             run_at=iso_time(job.run_at / 1000) if job.run_at else None,
             waiting_for=WaitingForView.of(job.waiting_for)
-            if job.waiting_for is not None and job.status is JobStatus.PENDING
+            if job.waiting_for is not None and job.status in _WAITING_SHOWN
             else None,
+            steps=[StepView.of(step) for step in job.steps] if job.execution is not None else None,
             downloads=downloads or None,
             children=None
             if counts is None
@@ -200,6 +240,7 @@ class JobView(WireModel):
 
 
 _DUE_SHOWN = (JobStatus.PENDING, JobStatus.SCHEDULED)
+_WAITING_SHOWN = (JobStatus.PENDING, JobStatus.WAITING)  # a waiting fan-out has none; a workflow may
 
 
 def status_time(job: Job) -> str:

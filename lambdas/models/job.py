@@ -49,6 +49,19 @@ class Attempt:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class WorkflowStep:
+    """One step of a workflow as its journal recorded it (`lambdas/lifecycle/workflows/journal.py`): `status` is
+    running, done or failed (its last attempt's), `attempts` how many it started."""
+
+    name: str
+    status: str
+    started_at: str
+    ended_at: str | None = None
+    attempts: int = 1
+    error: str | None = None
+
+
 class AlertClaim(StrEnum):
     """What a dead-letter consumer's claim on a dead job's alert found."""
 
@@ -106,6 +119,8 @@ class Job:
     waiting_for: WaitingFor | None = None
     waited_seconds: int = 0
     run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
+    steps: tuple[WorkflowStep, ...] = ()  # a workflow's, in the order they started
+    execution: str | None = None  # a workflow's durable execution, once the worker handed it over
 
 
 @dataclass(frozen=True)

@@ -375,6 +375,7 @@ class WorkerSettings(
 ):
     queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
     dlq_url: str = setting(config.ENV_DLQ_URL, check=length())
+    workflow_function: str = setting(config.ENV_WORKFLOW_FUNCTION, default="")
     backoff_base_seconds: float = setting(
         config.ENV_BACKOFF_BASE_SECONDS,
         number,

@@ -12,6 +12,8 @@ class LimitKind(StrEnum):
     PER_SECOND = "perSecond"  # its limit's token bucket is empty
     PAUSED = "paused"  # a receiver answered 429/503 with Retry-After: the whole key waits
     RETRY_LATER = "retryLater"  # the job type asked to be run again later (RetryLater)
+    SLEEP = "sleep"  # a workflow sleeps (`flow.sleep`): the key is the sleep's name
+    EVENT = "event"  # a workflow waits for an event (`flow.wait_for_event`): the key is the event's name
 
 
 @dataclass(frozen=True)

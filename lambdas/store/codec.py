@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob
+from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob, WorkflowStep
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
@@ -69,6 +69,12 @@ ATTEMPT_STARTED_AT = "attemptStartedAt"
 # A job waiting on a limit (or its own RetryLater): {kind, key, until (epoch ms), reason}; and the seconds
 # it has waited in all.
 WAITING_FOR = "waitingFor"
+# A workflow's: the durable execution it runs in (its writes are fenced on it), each step's record (an
+# attribute a step, so one step's write does not rewrite the others), and the callback an event completes.
+EXECUTION = "execution"
+EXECUTION_ARN = "executionArn"
+STEP_PREFIX = "step:"
+EVENT_CALLBACK = "eventCallback"
 WAITED_SECONDS = "waitedSeconds"
 # Items written before owners existed; no API key id looks like this.
 NO_OWNER = "-"
@@ -161,7 +167,25 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         waiting_for=_waiting_for(raw.get(WAITING_FOR)),
         waited_seconds=int(raw.get(WAITED_SECONDS, 0)),
         run_at=int(raw.get(RUN_AT, 0)),
+        steps=_steps(raw),
+        execution=raw.get(EXECUTION),
     )
+
+
+def _steps(raw: dict[str, Any]) -> tuple[WorkflowStep, ...]:
+    steps = [
+        WorkflowStep(
+            name=attr[len(STEP_PREFIX) :],
+            status=value["status"],
+            started_at=value["startedAt"],
+            ended_at=value.get("endedAt"),
+            attempts=int(value["attempts"]),
+            error=value.get("error"),
+        )
+        for attr, value in raw.items()
+        if attr.startswith(STEP_PREFIX)
+    ]
+    return tuple(sorted(steps, key=lambda step: (int(raw[f"{STEP_PREFIX}{step.name}"]["seq"]), step.name)))
 
 
 def waiting_value(waiting: WaitingFor) -> dict[str, Any]:

@@ -59,6 +59,7 @@ from lambdas.store.expressions import Query, Update, marshal, unmarshal
 from lambdas.store.job_table import JobTable
 from lambdas.store.listing import JobListing, ListQuery, Position
 from lambdas.store.transactions import Put
+from lambdas.store.workflows import WorkflowStore
 
 __all__ = ["ChildEnding", "Claim", "Ended", "JobStore", "Put", "Together", "iso_time"]
 
@@ -103,6 +104,10 @@ class JobStore:
         self._table = JobTable(table_name, shards, finished_ttl_days, clock)
         self._children = ChildEndings(self._table)
         self._listing = JobListing(self._table)
+
+    def workflows(self) -> WorkflowStore:
+        """A workflow job's writes (its hand-over, steps, waits and end) on the same table and clock."""
+        return WorkflowStore(self._table, self.now)
 
     # ---- Reading ---------------------------------------------------------------------------------
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState, ScheduleTiming
 from lambdas.store import clients, schema, transactions
-from lambdas.store.codec import compact_json, unmarshal
+from lambdas.store.codec import compact_json
 from lambdas.store.errors import ConditionFailedError, StoreError, TransactionCancelledError, domain_errors
-from lambdas.store.expressions import Query, Update, marshal
+from lambdas.store.expressions import Query, Update, marshal, unmarshal
 
 COUNT_KEY = "#count"
 COUNT = "schedules"

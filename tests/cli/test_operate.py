@@ -441,3 +441,23 @@ def test_a_submit_the_api_refuses_with_429_is_sent_again_with_the_same_idempoten
     assert len(keys) == 2
     assert keys[0]
     assert keys[0] == keys[1]
+
+
+def test_event_sends_its_name_and_data_and_a_refusal_is_one_line(
+    capsys: pytest.CaptureFixture[str], api: Receiver
+) -> None:
+    """Broken line: `event`'s body without `data` (the workflow would get None)."""
+    api.script(
+        "/v1/jobs/w-1/events",
+        _json({"jobId": "w-1", "name": "converted"}, 202),
+        _error(409, "not_waiting", "job w-1 is done, not waiting for event 'converted'"),
+    )
+
+    code, out, err = offload(capsys, *against(api, "event", "w-1", "converted", "--data", '{"plan": "pro"}'))
+
+    assert (code, err) == (ExitCode.OK, "")
+    assert out.splitlines() == ["w-1  event converted delivered"]
+    assert json.loads(api.requests[0].body) == {"name": "converted", "data": {"plan": "pro"}}
+    code, _, err = offload(capsys, *against(api, "event", "w-1", "converted"))
+    assert code == ExitCode.REFUSED
+    assert "not waiting for event 'converted'" in one_line(err)

@@ -136,3 +136,20 @@ def test_a_refused_connection_is_retried_with_backoff_then_raised(slept: list[fl
     with pytest.raises(Unreachable, match="Connection refused"):
         client.get("j-1")
     assert slept == [0.5, 1.0]
+
+
+def test_send_event_posts_the_name_and_data_and_a_refusal_is_a_conflict(
+    api: Receiver, client: Client
+) -> None:
+    """Seen failing with `send_event` posting to the job's `cancel` path."""
+    api.script(
+        "/v1/jobs/j-1/events",
+        _json({"jobId": "j-1", "name": "converted"}, 202),
+        _error(409, "not_waiting", "job j-1 is done, not waiting for event 'converted'"),
+    )
+    accepted = client.send_event("j-1", "converted", {"plan": "pro"})
+    assert (accepted.job_id, accepted.name) == ("j-1", "converted")
+    assert json.loads(api.requests[0].body) == {"name": "converted", "data": {"plan": "pro"}}
+    with pytest.raises(Conflict) as refused:
+        client.send_event("j-1", "converted")
+    assert refused.value.code == "not_waiting"

@@ -8,6 +8,7 @@ import pytest
 from offload_client import (
     Child,
     Delivery,
+    EventAccepted,
     Job,
     JobSummary,
     Limit,
@@ -34,6 +35,7 @@ SCHEMAS = json.loads(OPENAPI.read_text())["components"]["schemas"]
         (Limit, "LimitView"),
         (Schedule, "ScheduleView"),
         (WebhookSecret, "WebhookSecretView"),
+        (EventAccepted, "EventAccepted"),
     ],
 )
 def test_each_result_holds_the_fields_of_its_schema(model: type, schema: str) -> None:

@@ -137,7 +137,7 @@ def test_a_client_does_not_see_another_clients_schedule(
     console: Console, runtime: LocalRuntime, client: Client
 ) -> None:
     """The API decides (no rule in the page): seen failing (alpha's schedule listed for beta) with GET
-    /schedules (lambdas/handlers/routes/schedules.py) listing `found.schedules.all()`."""
+    /schedules (lambdas/lifecycle/schedules.py) listing every owner's page for any caller."""
     theirs = _create(as_key(client, key_of(runtime, "client", "alpha")), "alpha's")
     page = console.page
     console.sign_in(key_of(runtime, "client", "beta"))
@@ -148,3 +148,46 @@ def test_a_client_does_not_see_another_clients_schedule(
     expect(page.locator(f'tr[data-schedule-id="{theirs}"]')).to_have_count(0)
     console.open(f"#/schedules/{theirs}")
     expect(page.get_by_role("alert")).to_contain_text("404")
+
+
+def _mark_failing(runtime: LocalRuntime, owner: str, schedule_id: str, why: str) -> None:
+    """What a tick records when this schedule fails (lambdas/store/schedules.py's fired item)."""
+    assert runtime.provisioned is not None
+    table = runtime.provisioned.function_env("lambdas.handlers.schedules.handler")["SCHEDULES_TABLE_NAME"]
+    runtime.moto.client("dynamodb").put_item(
+        TableName=table,
+        Item={
+            "owner": {"S": owner},
+            "scheduleId": {"S": f"{schedule_id}#fired"},
+            "lastError": {"S": why},
+            "lastErrorAt": {"S": "2026-12-01T00:00:30.000Z"},
+        },
+    )
+
+
+def test_the_operator_sees_every_clients_schedules_failing_first_and_pauses_one(
+    console: Console, runtime: LocalRuntime, client: Client
+) -> None:
+    """Issue: no page listed another client's schedules, so a failing one could not be found or stopped.
+    Seen failing (beta's calm schedule first) with schedules.js ordering the failing ones last, and (the
+    Pause's PATCH a 404) with schedule.js's `ownedPath` leaving out `?client=`."""
+    alpha_key = key_of(runtime, "client", "alpha")
+    alpha_id = next(k.id for k in runtime.keys if k.value == alpha_key)
+    calm = _create(as_key(client, key_of(runtime, "client", "beta")), f"beta's {time.time_ns()}")
+    failing = _create(as_key(client, alpha_key), f"alpha's {time.time_ns()}")
+    _mark_failing(runtime, alpha_id, failing, "InvalidExpressionError: day-of-week: / belongs elsewhere")
+    page = console.page
+    console.sign_in(key_of(runtime, "operator"))
+
+    console.open("#/schedules")
+    rows = page.locator("main tbody tr")
+    expect(page.locator(f'tr[data-schedule-id="{calm}"]')).to_be_visible()
+    expect(rows.first).to_have_attribute("data-schedule-id", failing)
+    expect(rows.first).to_contain_text(alpha_id)
+    expect(rows.first).to_contain_text("failing")
+
+    rows.first.get_by_role("link").click()
+    expect(page.locator("main .summary")).to_contain_text("day-of-week: / belongs elsewhere")
+    page.get_by_role("button", name="Pause").click()
+    expect(page.locator("main .summary .status")).to_contain_text("paused")
+    assert as_key(client, alpha_key).get(f"schedules/{failing}").json()["state"] == "paused"

@@ -1,6 +1,7 @@
 """Long delays and recurring schedules in the whole local runtime (`make run`), with the horizon lowered
 to a few seconds (context key scheduleHorizonSeconds) so the `scheduled` path runs in seconds."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -122,3 +123,87 @@ def test_the_cli_and_the_client_manage_schedules_and_reschedule(runtime: LocalRu
     moved = offload(runtime, "reschedule", later.job_id, near)
     assert moved.returncode == 0, moved.stderr
     assert api.wait(later.job_id, timeout=30).status == "done"
+
+
+HOSTILE_CAP = 5  # jobs a day one client's schedules may create (context maxFiringsPerClientDay)
+HOSTILE_SCHEDULES = 20
+
+
+@pytest.fixture(scope="module")
+def two_clients() -> Iterator[LocalRuntime]:
+    context = {
+        "workerBatchingWindowSeconds": 0,
+        "clientKeys": "alpha,beta",
+        "maxFiringsPerClientDay": HOSTILE_CAP,
+        "maxSchedulesPerClient": HOSTILE_SCHEDULES,
+    }
+    settings = RuntimeSettings(
+        port=0,
+        template=local_template(context),
+        quiet=True,
+        state_file=None,
+        extra_modules=("tests.e2e.job_types",),
+    )
+    started = LocalRuntime(settings).start()
+    yield started
+    started.stop()
+
+
+def keyed(runtime: LocalRuntime, name: str, method: str, path: str, body: object = None) -> requests.Response:
+    key = next(k.value for k in runtime.keys if k.role == "client" and k.name == name)
+    headers = {"x-api-key": key}
+    return requests.request(method, f"{runtime.url}{path}", json=body, headers=headers, timeout=30)
+
+
+def test_one_clients_hostile_schedules_leave_anothers_firing_once_a_minute(two_clients: LocalRuntime) -> None:
+    """Issue: one client's schedules stopped or starved every client's (an overflowing rate raised in every
+    tick; maximal payloads ran the tick out of memory; firings never counted against a quota). Here alpha
+    tries all three at once, through the template's own minute tick (local_runtime/scheduler.py), while
+    beta's `rate(1 minute)` fires once a minute, each firing its own job. Seen failing (alpha's firings
+    made 58 jobs, not 5) with `fire`'s `_count_firing` call removed."""
+    runtime = two_clients
+
+    def schedule(name: str, expression: str, payload: dict[str, str]) -> requests.Response:
+        body = {"name": name, "expression": expression, "job": {"type": "test_echo", "payload": payload}}
+        return keyed(runtime, name, "POST", "schedules", body)
+
+    overflowing = schedule("alpha", "rate(99999999999999999999 minutes)", {})
+    assert (overflowing.status_code, overflowing.json()["error"]["code"]) == (400, "invalid_schedule")
+    huge = {"value": "x" * (64 * 1024 - 16)}
+    assert (
+        schedule("alpha", "rate(1 minute)", {"value": "x" * 64 * 1024}).status_code == 400
+    )  # over the bound
+    alphas = [schedule("alpha", "rate(1 minute)", huge) for _ in range(HOSTILE_SCHEDULES - 1)]
+    alphas.append(schedule("alpha", "rate(50000 days)", {}))
+    assert [r.status_code for r in alphas] == [201] * HOSTILE_SCHEDULES
+    beta = schedule("beta", "rate(1 minute)", {"value": "beta"})
+    assert beta.status_code == 201, beta.text
+    beta_id = beta.json()["scheduleId"]
+
+    def beta_jobs() -> list[dict[str, str]]:
+        return list(keyed(runtime, "beta", "GET", f"schedules/{beta_id}").json()["lastJobs"])
+
+    # The runtime's tick fires every minute from its start: three firings take three ticks at most.
+    fired = wait_until(lambda: jobs if len(jobs := beta_jobs()) >= 3 else None, timeout=4 * 60)
+    moments = sorted(datetime.fromisoformat(j["scheduledFor"]).timestamp() for j in fired)
+    assert [b - a for a, b in itertools.pairwise(moments)] == [60.0] * (len(moments) - 1)
+    assert len({j["jobId"] for j in fired}) == len(fired)
+    for job in fired:
+        done = wait_until(
+            lambda j=job: keyed(runtime, "beta", "GET", f"jobs/{j['jobId']}").json()["status"] == "done"
+        )
+        assert done
+
+    alpha_views = []
+    cursor = None
+    while True:
+        query = f"?cursor={cursor}" if cursor else ""
+        page = keyed(runtime, "alpha", "GET", f"schedules{query}").json()
+        alpha_views += page["schedules"]
+        if not (cursor := page["nextCursor"]):
+            break
+    made = sum(len(v["lastJobs"]) for v in alpha_views)
+    assert made == HOSTILE_CAP  # the day's cap, not one firing per schedule and minute
+    skipped = [v for v in alpha_views if v["failing"]]
+    assert len(skipped) >= HOSTILE_SCHEDULES - HOSTILE_CAP
+    assert all("skipped" in v["lastError"] for v in skipped)

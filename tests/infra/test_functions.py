@@ -103,8 +103,10 @@ def test_environment_is_what_the_settings_models_declare(
     assert _declared(spec, required=True) <= set(env)
     # Set only when there is something to say: the stack's job packages, its types' settings and secrets;
     # and the callers' variable of the default mode: IAM_CALLERS replaces OPERATOR_KEY_ID with auth=iam
-    # (tests/infra/test_iam_auth.py).
+    # (tests/infra/test_iam_auth.py); a worker's durable function, when its group has workflow types
+    # (tests/infra/test_workflows.py).
     unsaid = {
+        config.ENV_WORKFLOW_FUNCTION,
         config.ENV_JOB_PACKAGES,
         config.ENV_JOB_SETTINGS,
         config.ENV_JOB_SECRETS,

@@ -434,3 +434,79 @@ def test_the_operator_lists_every_clients_schedules_and_pauses_or_deletes_any(pi
         assert (refused.status, refused.body["error"]["code"]) == (403, "forbidden"), path
     own = pipeline.request("GET", "/schedules?client=alice", api_key_id="alice")
     assert len(own.body["schedules"]) == 3
+
+
+def _calls_on(table: str) -> "tuple[set[str], Any]":
+    """The DynamoDB actions called on `table` meanwhile (the store's shared client), and the undo."""
+    from lambdas.store import clients
+
+    called: set[str] = set()
+
+    def note(model: Any, params: dict[str, Any], **_: Any) -> None:
+        if params.get("TableName") == table:
+            called.add(f"dynamodb:{model.name}")
+
+    events = clients.client("dynamodb").meta.events
+    events.register("provide-client-params.dynamodb", note)
+    return called, lambda: events.unregister("provide-client-params.dynamodb", note)
+
+
+def test_the_schedules_functions_calls_on_its_table_are_all_in_its_role(
+    pipeline: Pipeline, clock: Clock
+) -> None:
+    """moto grants every call; AWS only what the role holds (infra/access.py). A tick that fires, fails
+    one schedule and skips one over the day's cap calls nothing its row lacks. Seen failing (Query) with
+    the row's GetItem kept after `ScheduleStore.get` became a Query of the schedule's two items."""
+    from infra.access import ACCESS, Resource
+
+    clock.now = datetime(2026, 5, 1, 11, 59, 30, tzinfo=UTC).timestamp()
+    create(pipeline, expression="cron(* * * * ? *)", overlap="skip")
+    create(pipeline, expression="rate(1 minute)")
+    called, undo = _calls_on(pipeline.env["SCHEDULES_TABLE_NAME"])
+    try:
+        tick("2026-05-01T12:00:00Z")
+        clock.advance(60)
+        tick("2026-05-01T12:01:00Z")
+    finally:
+        undo()
+
+    assert called >= {"dynamodb:Scan", "dynamodb:Query", "dynamodb:UpdateItem"}
+    assert called <= set(ACCESS["schedules"][Resource.SCHEDULES_TABLE])
+
+
+def test_the_apis_calls_on_the_schedules_table_are_all_in_its_role(pipeline: Pipeline) -> None:
+    """Every /schedules route, the operator's list of every client's included. Seen failing (Scan) with
+    the api row without Scan."""
+    from infra.access import ACCESS, Resource
+    from lambdas import config
+
+    operator = pipeline.env[config.ENV_OPERATOR_KEY_ID]
+    called, undo = _calls_on(pipeline.env["SCHEDULES_TABLE_NAME"])
+    try:
+        schedule_id = create(pipeline)["scheduleId"]
+        pipeline.request("GET", "/schedules")
+        pipeline.request("GET", "/schedules", api_key_id=operator)
+        pipeline.request("GET", f"/schedules/{schedule_id}")
+        pipeline.request("PATCH", f"/schedules/{schedule_id}", {"state": "paused"})
+        pipeline.request("POST", f"/schedules/{schedule_id}/run")
+        pipeline.request("DELETE", f"/schedules/{schedule_id}?client={OWNER}", api_key_id=operator)
+    finally:
+        undo()
+
+    # (TransactWriteItems names its tables per item, not here: infra/access.py authorises it per item.)
+    assert {"dynamodb:Scan", "dynamodb:Query", "dynamodb:PutItem"} <= called
+    assert called <= set(ACCESS["api"][Resource.SCHEDULES_TABLE])
+
+
+def test_a_cursor_naming_another_clients_partition_is_refused(pipeline: Pipeline) -> None:
+    """A list cursor is base64 JSON whose query tag anyone can compute; one that starts a client's Query
+    in another owner's partition is a ValidationException (a 500) in DynamoDB, where moto answers. Seen
+    failing (200) with `list_schedules`'s owner check removed."""
+    from lambdas.lifecycle import paging
+
+    create(pipeline, api_key_id="alice")
+    forged = paging.encode(paging.query_tag("schedules", OWNER), ["alice", "0"])
+
+    refused = pipeline.request("GET", f"/schedules?cursor={forged}")
+
+    assert (refused.status, refused.body["error"]["code"]) == (400, "invalid_cursor")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from lambdas.jobs.base import JobContext, SubmissionContext
 from lambdas.lifecycle import capabilities
+from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import ApiSettings, WorkerSettings
 from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue
@@ -25,15 +26,21 @@ def job_context(
 ) -> JobContext:
     worker = WorkerSettings.load()
     services = capabilities.WorkerCapabilities(worker, job_store(worker), JobQueue(worker.queue_url))
-    return services.context(
+    # A claimed job as the worker holds it (attemptTotal 0: not its first run, as it cannot know).
+    job = Job(
         job_id=job_id,
         job_type=job_type,
-        attempt=attempt,
+        status=JobStatus.PROCESSING,
+        payload={},
+        attempts=attempt,
         max_attempts=max_attempts,
+        created_at="",
+        updated_at="",
+        due_at=0,
         parent_id=parent_id,
-        remaining_ms=lambda: remaining_ms,
         owner=owner,
     )
+    return services.context(job, lambda: remaining_ms)
 
 
 def submission_context(environ: Mapping[str, str] | None = None, caller: str = "") -> SubmissionContext:

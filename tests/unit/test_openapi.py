@@ -87,6 +87,7 @@ ROUTE_ERRORS = {
     ("get", "/jobs/{jobId}/deliveries"): {"400", "404"},
     ("post", "/jobs/{jobId}/retry"): {"400", "404", "409"},
     ("post", "/jobs/{jobId}/cancel"): {"400", "404", "409"},
+    ("post", "/jobs/{jobId}/events"): {"400", "404", "409"},
     ("post", "/jobs/{jobId}/reschedule"): {"400", "404", "409"},
     ("post", "/jobs/retry"): {"400"},
     ("post", "/jobs/cancel"): {"400"},

@@ -47,7 +47,7 @@ def calls(
     def counting(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
         if self.meta.endpoint_url.startswith("http://127.0.0.1"):
             # a local runtime another module of this xdist worker started, talking to its own moto
-            # server (its schedule timer Scans once a second): not this pipeline's calls
+            # server (its schedules tick Scans once a minute): not this pipeline's calls
             return make_call(self, operation, params)
         if params.get("TableName") == limits_table:
             limit_calls[operation] += 1

@@ -53,7 +53,7 @@ function route() {
     current = jobsView(main, params, navigate);
   } else if (parts[0] === 'schedules' && parts[1]) {
     showNav('schedules');
-    current = scheduleView(main, parts[1]);
+    current = scheduleView(main, parts[1], params.get('client'));
   } else if (parts[0] === 'schedules') {
     showNav('schedules');
     current = schedulesView(main);

@@ -1,5 +1,5 @@
-// One job: its state and why, the actions its state allows, payload, result, attempts, and for a
-// fan-out its children and their deliveries. Refreshed in place every few seconds.
+// One job: its state and why, the actions its state allows, payload, result, attempts, a workflow's
+// steps as a timeline, and for a fan-out its children and their deliveries. Refreshed in place every few seconds.
 
 import { ApiError, call, describe, every, jobPath } from './api.js';
 import { allowedActions, cancelButton, retryButton } from './buttons.js';
@@ -26,14 +26,23 @@ function why(job) {
     case 'scheduled':
       return ['Scheduled: it starts at ', time(job.runAt), '.'];
     case 'processing':
-      return 'A worker is running it now.';
+      return job.steps ? 'A workflow running a step now.' : 'A worker is running it now.';
     case 'waiting':
-      return 'A fan-out waiting for its deliveries to finish.';
+      return job.steps ? workflowWait(job.waitingFor) : 'A fan-out waiting for its deliveries to finish.';
     case 'cancelled':
       return 'Cancelled: it will not run.';
     default:
       return null;
   }
+}
+
+// A workflow sleeps (`flow.sleep`) or waits for an event (`flow.wait_for_event`) until a time.
+function workflowWait(waiting) {
+  if (!waiting) return 'A workflow waiting.';
+  if (waiting.limit === 'event') {
+    return ['A workflow waiting for the event ', el('code', {}, waiting.key), ' until ', time(waiting.retryAt), '.'];
+  }
+  return ['A workflow sleeping (', el('code', {}, waiting.key), ') until ', time(waiting.retryAt), '.'];
 }
 
 function fact(label, ...value) {
@@ -100,6 +109,24 @@ function historyTable(history) {
   return table('Attempts, oldest first', [['#', 'number'], ['Started'], ['Ended'], ['Outcome'], ['Error']], rows);
 }
 
+// A workflow's steps in the order they started: a timeline, each with its attempts and last error.
+function stepsTimeline(steps) {
+  if (!steps.length) return stateLine('empty', 'No step has started yet.');
+  const rows = steps.map((step) =>
+    el(
+      'tr',
+      {},
+      el('td', {}, step.name),
+      el('td', {}, step.status),
+      el('td', {}, time(step.startedAt)),
+      el('td', {}, step.endedAt ? time(step.endedAt) : ''),
+      el('td', { class: 'number' }, step.attempts),
+      el('td', { class: 'error-text' }, step.error || ''),
+    ),
+  );
+  return table('Steps, in the order they started', [['Step'], ['Status'], ['Started'], ['Ended'], ['Attempts', 'number'], ['Error']], rows);
+}
+
 function details(job, notice, refresh) {
   const allowed = allowedActions(job);
   const actions = [
@@ -116,6 +143,7 @@ function details(job, notice, refresh) {
     job.downloads && job.downloads.length
       ? el('section', {}, el('h2', {}, 'Files'), el('ul', {}, job.downloads.map((d) => el('li', {}, safeLink(d.url, d.key), ' (link expires ', time(d.expiresAt), ')'))))
       : null,
+    job.steps ? el('section', {}, el('h2', {}, 'Steps'), stepsTimeline(job.steps)) : null,
     el('section', {}, el('h2', {}, 'Attempts'), historyTable(job.history)),
   ];
 }

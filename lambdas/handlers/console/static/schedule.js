@@ -17,6 +17,7 @@ const OVERLAP = {
 };
 
 function why(schedule) {
+  if (schedule.failing) return ['Failing since ', time(schedule.lastErrorAt), ': ', schedule.lastError];
   if (schedule.state === 'paused') return 'Paused: it fires only when you run it now.';
   const next = schedule.nextFireTimes[0];
   return next ? ['Enabled: it fires next ', time(next), '.'] : 'Enabled, with no firing ahead.';
@@ -26,6 +27,7 @@ function facts(schedule) {
   return el(
     'dl',
     { class: 'facts' },
+    fact('Owner', el('span', { class: 'mono' }, schedule.owner)),
     fact('Expression', el('span', { class: 'mono' }, schedule.expression)),
     fact('Time zone', schedule.timeZone),
     fact('Overlap', OVERLAP[schedule.overlap] || schedule.overlap),
@@ -55,8 +57,11 @@ function lastJobs(schedule) {
   return table('Jobs of its last firings, newest first', [['Job'], ['Firing for'], ['Status']], rows);
 }
 
+// The schedule's path named by its owner, so the operator's key reaches any client's.
+const ownedPath = (schedule, ...rest) => `${schedulePath(schedule.scheduleId, ...rest)}?client=${encodeURIComponent(schedule.owner)}`;
+
 function buttons(schedule, notice, refresh, deleted) {
-  const path = schedulePath(schedule.scheduleId);
+  const path = ownedPath(schedule);
   const paused = schedule.state === 'paused';
   const toggle = el('button', { type: 'button', 'data-key': 'toggle' }, paused ? 'Resume' : 'Pause');
   toggle.addEventListener('click', () =>
@@ -67,7 +72,7 @@ function buttons(schedule, notice, refresh, deleted) {
   );
   const run = el('button', { type: 'button', class: 'primary', 'data-key': 'run' }, 'Run now');
   run.addEventListener('click', () =>
-    perform(run, notice, 'Run now', () => call(schedulePath(schedule.scheduleId, 'run'), { method: 'POST' }), (answer) => {
+    perform(run, notice, 'Run now', () => call(ownedPath(schedule, 'run'), { method: 'POST' }), (answer) => {
       replace(notice, el('p', { class: 'state ok', role: 'status' }, 'Run now: job ', jobLink(answer.jobId), ` is ${answer.status}.`));
       refresh();
     }),
@@ -84,7 +89,7 @@ function buttons(schedule, notice, refresh, deleted) {
 
 function details(schedule, notice, refresh, deleted) {
   return [
-    el('div', { class: 'summary' }, stateBadge(schedule.state), el('p', {}, why(schedule)), el('div', { class: 'actions' }, buttons(schedule, notice, refresh, deleted))),
+    el('div', { class: 'summary' }, stateBadge(schedule), el('p', {}, why(schedule)), el('div', { class: 'actions' }, buttons(schedule, notice, refresh, deleted))),
     facts(schedule),
     el('section', {}, el('h2', {}, 'Next firings'), nextTimes(schedule)),
     el('section', {}, el('h2', {}, 'Its last jobs'), lastJobs(schedule)),
@@ -92,7 +97,7 @@ function details(schedule, notice, refresh, deleted) {
   ];
 }
 
-export function scheduleView(main, scheduleId) {
+export function scheduleView(main, scheduleId, client) {
   document.title = 'Schedule · offload console';
   const notice = el('div', { class: 'notice' });
   const problem = el('div', { class: 'notice' });
@@ -111,7 +116,8 @@ export function scheduleView(main, scheduleId) {
   };
   const load = async () => {
     try {
-      const schedule = await call(schedulePath(scheduleId));
+      const named = client ? `?client=${encodeURIComponent(client)}` : '';
+      const schedule = await call(`${schedulePath(scheduleId)}${named}`);
       if (gone) return;
       const current = JSON.stringify(schedule);
       if (current !== seen) {
