@@ -3,7 +3,7 @@
     python -m bench                 all figures
     python -m bench --check         the same, exit status 1 when a goal is missed
     python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
-                                    start_times, limits, schedules)
+                                    start_times, limits, schedules, bursts)
     python -m bench --load 4        the same at a load average of about 4: background workers add what
                                     the machine's own load lacks (bench/load.py)
 
@@ -34,6 +34,7 @@ GROUPS = (
     "start_times",
     "limits",
     "schedules",
+    "bursts",
 )
 
 
@@ -64,6 +65,10 @@ def _group(name: str) -> Callable[[], list[Figure]]:
         from bench import start_times
 
         return start_times.measure
+    if name == "bursts":
+        from bench import bursts
+
+        return bursts.measure
     return _in_stack(name)
 
 

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from offload_cli.api import call, get_job, job_path
+from offload_cli.api import call, get_job, job_path, pages
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.render import TRANSITION, render_transition
 from offload_cli.target import Target, key_id_of
@@ -132,13 +132,23 @@ def _as_transition(job_id: str, job: dict[str, Any], before: str) -> dict[str, A
     }
 
 
+# GET /limits lists a type once per page its keys span: at most this many such entries are read.
+_MOST_LIMIT_ENTRIES = 100_000
+
+
 def limits(target: Target, args: argparse.Namespace) -> int:
-    """Each limited job type: its limit, then one line per key in use (running, tokens, pause, waiting)."""
-    document = call(target, "GET", target.endpoint("limits"))
+    """Each limited job type: its limit, then one line per key in use (running, tokens, pause, waiting),
+    page after page (a type whose keys go on over a page is printed once)."""
+    merged: list[dict[str, Any]] = []
+    for limit in pages(target, "limits", "limits", _MOST_LIMIT_ENTRIES):
+        if merged and merged[-1]["type"] == limit["type"]:
+            merged[-1]["keys"] += limit["keys"]
+        else:
+            merged.append(limit)
     if args.json:
-        print(json.dumps(document, indent=2))
+        print(json.dumps({"limits": merged}, indent=2))
         return ExitCode.OK
-    for limit in document["limits"]:
+    for limit in merged:
         rule = ", ".join(
             f"{name} {limit[name]}"
             for name in ("concurrency", "perSecond", "burst")

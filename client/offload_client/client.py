@@ -218,8 +218,15 @@ class Client:
         return Stats.from_api(self.request("GET", "stats"))
 
     def limits(self) -> tuple[Limit, ...]:
-        """Each job type's flow-control limit and its keys in use (the operator's key only)."""
-        return tuple(Limit.from_api(item) for item in self.request("GET", "limits")["limits"])
+        """Each job type's flow-control limit and its keys in use (the operator's key only), page after
+        page; a type whose keys go on over a page is one Limit."""
+        merged: list[dict[str, Any]] = []
+        for entry in self.pages("limits", "limits"):
+            if merged and merged[-1]["type"] == entry["type"]:
+                merged[-1] = {**merged[-1], "keys": [*merged[-1]["keys"], *entry["keys"]]}
+            else:
+                merged.append(entry)
+        return tuple(Limit.from_api(item) for item in merged)
 
     def webhook_secret(self, client: str | None = None) -> WebhookSecret:
         """The caller's webhook signing secret; the operator may name any `client` (its key id, or in

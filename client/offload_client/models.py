@@ -170,6 +170,7 @@ class Limit(_FromApi):
     per_second: float | None
     burst: int | None
     key: str
+    scope: str
     keys: list[dict[str, Any]]
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 

@@ -65,8 +65,9 @@ class RetryableJobError(JobError):
 
 
 class RetryLater(JobError):
-    """Run this job again in `seconds`, without spending an attempt (it is not failing). `pause`: every
-    job sharing this job's limit key waits until then too (a receiver's Retry-After means the host)."""
+    """Run this job again in `seconds`, without spending an attempt (it is not failing). `pause`: the jobs
+    of this job's owner with its limit key and payload `url` wait until then too (a receiver's
+    Retry-After speaks for its own URL and for the client it answered, never for another client)."""
 
     def __init__(self, seconds: float, reason: str = "", pause: bool = False) -> None:
         super().__init__(reason or f"asked to run again in {seconds:g} s")

@@ -218,7 +218,7 @@ class WorkerCapabilities:
         unsent = 0
         for job_type in sorted({c.job_type for c in children}):
             ids = [c.job_id for c in children if c.job_type == job_type and c.job_id in written]
-            unsent += len(self._queue.for_type(job_type).send_many(ids, group=owner)) if ids else 0
+            unsent += len(self._queue.send_new(job_type, owner, ids)) if ids else 0
         return CreatedChildren(created=len(created), unsent=unsent)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:

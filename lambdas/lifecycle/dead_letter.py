@@ -123,7 +123,7 @@ class DeadLetterConsumer:
             f"(SQS redrive after {letter.receive_count} receives)"
         )
         try:
-            job_id = parse_job_message(letter.body)
+            job_id = parse_job_message(letter.body).job_id
         except MalformedMessageError as error:
             return self._poison(letter, f"{reason}; {error}")
         if letter.attempt_total is not None:

@@ -50,7 +50,7 @@ def announce(queue: JobQueue, job: Job) -> None:
     """A job a caller retried: its transition, then its message (the sweep sends it if this fails)."""
     log_transition(job.job_id, job.job_type, JobStatus.DEAD, JobStatus.PENDING, 0, "retried by a caller")
     try:
-        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+        queue.send_job(job)
     except Exception:
         logger.exception(
             "SendMessage failed after a retry; the recovery sweep will send it", jobId=job.job_id

@@ -92,7 +92,7 @@ def store_ops_job(store: JobStore, queue: JobQueue, payload: OpsPayload, owner: 
     )
     log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)
     try:
-        queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+        queue.send_job(job)
     except Exception:
         logger.exception("SendMessage failed after an ops job was stored; the recovery sweep will send it")
     return job

@@ -94,7 +94,7 @@ class Sweeper:
             reason = f"lease expired on attempt {job.attempts}: the worker crashed or timed out"
         if not self._store.requeue(job, self._recheck, reason):
             return  # another sweep got there first, or the job moved on
-        self._queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+        self._queue.send_job(job)
         if job.status is JobStatus.PROCESSING:
             report.requeued_expired += 1
             log_transition(

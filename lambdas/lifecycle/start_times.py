@@ -49,7 +49,7 @@ def message_delay(job: Job, now: float) -> int:
 def send_if_pending(queue: JobQueue, job: Job, now: float) -> None:
     """Send a `pending` job's message with the delay left; a `scheduled` one gets its message later."""
     if job.status is JobStatus.PENDING:
-        queue.for_type(job.job_type).send(job.job_id, message_delay(job, now), group=job.owner)
+        queue.send_job(job, message_delay(job, now))
 
 
 def hand_over_due(

@@ -7,10 +7,11 @@ Claim, run, then exactly one conditional write for the outcome:
 - dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
   this function cannot run (unknown here, its module does not import, its settings missing) dies too,
   at once: no retry fixes the function's code or environment;
-- wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`) or raised `RetryLater`: back to
-  `pending` without spending an attempt, saying what it waits for (`waitingFor`), in a fresh message
-  delayed until then (at most 900 s a message: a longer wait is a chain of them), and this one deleted,
-  so however long it waits SQS never counts it towards a redrive to the DLQ. Past
+- wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`, decided before the claim, so
+  the job stays `pending` and its attempts are never touched) or raised `RetryLater` (back to `pending`,
+  the attempt given back in the same write): it says what it waits for (`waitingFor`) and waits in a
+  fresh message delayed until then (at most 900 s a message: a longer wait is a chain of them), and
+  this one is deleted, so however long it waits SQS never counts it towards a redrive to the DLQ. Past
   LIMIT_MAX_WAIT_SECONDS of waiting in all, it is `dead` instead.
 What the attempt recorded (a delivery's log line) commits with that write. A fan-out child's terminal
 write also moves its fan-out's counters (their own item) and, when it is the last child, finishes
@@ -45,17 +46,17 @@ from lambdas.lifecycle import parents
 from lambdas.lifecycle.backoff import retry_delay
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
-from lambdas.lifecycle.limits import Limits
+from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops import OPS_TYPE
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
 from lambdas.redaction import redact, redact_value
-from lambdas.store.errors import NotClaimableError, StaleAttemptError
+from lambdas.store.errors import NotClaimableError, StaleAttemptError, WaitedTooLongError
 from lambdas.store.jobs import Ended, JobStore
 from lambdas.store.limits import LimitStore
-from lambdas.store.queue import JobQueue, MalformedMessageError, parse_job_message
+from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, parse_job_message
 
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -156,29 +157,52 @@ class Worker:
     def process(
         self, message: QueueMessage, remaining_ms: Callable[[], int], place: Place | None = None
     ) -> MessageResult:
-        """One message; with its `place` in a batch, a child's done may be written with its siblings'."""
+        """One message; with its `place` in a batch, a child's done may be written with its siblings'.
+
+        Its limit's start is taken before the job is claimed: a refused start waits without a claim
+        (`_wait`), so it never counts an attempt it would have to give back."""
         try:
-            job_id = parse_job_message(message.body)
+            sent = parse_job_message(message.body)
         except MalformedMessageError as error:
             return self._poison(message, f"unreadable message: {error}")
+        job_id = sent.job_id
         logger.thread_safe_append_keys(correlation_id=job_id, jobId=job_id)
+        wait = sent.wait
+        if (
+            wait is not None
+            and sent.job_type
+            and sent.owner is not None
+            and wait.until > self._store.now() + 1
+        ):
+            return self._wait(
+                message, _Sent(job_id, sent.job_type, sent.owner), wait
+            )  # a link of a long wait's chain
+        admission = self._limits.admit(sent, lambda: self._store.get(job_id, counts=False))
+        if admission.refused is not None:
+            waiting = admission.refused
+            sending = _Sent(job_id, admission.job_type, admission.owner)
+            wait = Wait(waiting.key, waiting.until, admission.reserved, admission.pause)
+            return self._wait(message, sending, wait, waiting)
         try:
             claim = self._store.claim_attempt(job_id, self._settings.lease_seconds)
         except NotClaimableError as refused:
+            admission.release()
             return self._not_claimed(message, job_id, refused.job)
         job = claim.job
         if place is not None:
             place.claimed(job)
         # From `processing` when this attempt took over one whose lease had expired.
         log_transition(job.job_id, job.job_type, claim.previous, JobStatus.PROCESSING, job.attempts)
-        if job.attempts > job.max_attempts:
-            # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
-            last = f" (last error: {job.last_error})" if job.last_error else ""
-            return self._dead(message, job, f"no attempts left after {job.max_attempts}{last}")
-        waiting = job.waiting_for
-        if waiting is not None and waiting.until > self._store.now() + 1:
-            return self._defer(message, job, waiting, counted=False)  # a link of a long wait's chain
-        return self._run(message, job, remaining_ms, place)
+        try:
+            if job.attempts > job.max_attempts:
+                # Its last attempt's lease expired (the worker crashed or timed out): nothing left to spend.
+                last = f" (last error: {job.last_error})" if job.last_error else ""
+                return self._dead(message, job, f"no attempts left after {job.max_attempts}{last}")
+            if place is not None:
+                place.before_waiting = admission.release  # its work is done while it waits for siblings
+            return self._run(message, job, remaining_ms, place)
+        finally:
+            admission.release()  # after the outcome is written: the slot is held for the whole attempt
 
     def _ops(self) -> JobType[Any]:
         """The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
@@ -201,15 +225,7 @@ class Worker:
             return self._dead(message, job, f"invalid payload: {error.error_count()} error(s): {error}")
         if job_type.workflow:
             return self._start_workflow(message, job)
-        admission = self._limits.admit(job, job_type)
-        if admission.refused is not None:
-            return self._defer(message, job, admission.refused)
-        if place is not None:
-            place.before_waiting = admission.release  # its work is done while it waits for siblings
-        try:
-            return self._attempt(message, job, job_type, payload, remaining_ms, place)
-        finally:
-            admission.release()  # after the outcome is written: the slot is held for the whole attempt
+        return self._attempt(message, job, job_type, payload, remaining_ms, place)
 
     def _attempt(
         self,
@@ -234,7 +250,7 @@ class Worker:
             return self._dead(message, job, redact(str(error)), started, recorded)
         except RetryLater as later:
             later = RetryLater(later.seconds, redact(later.reason), later.pause)
-            return self._defer(message, job, self._later(job, job_type, later), recorded=recorded)
+            return self._defer(message, job, self._later(job, job_type, later), recorded)
         except RetryableJobError as error:
             return self._retry(message, job, redact(str(error)), error.retry_after, started, recorded)
         except Exception as error:
@@ -308,7 +324,7 @@ class Worker:
             job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, "continues"
         )
         try:
-            self._queue.for_type(job.job_type).send(job.job_id, group=job.owner)
+            self._queue.send_job(job)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, 0)
@@ -318,32 +334,65 @@ class Worker:
     def _later(self, job: Job, job_type: JobType[Any], later: RetryLater) -> WaitingFor:
         until = self._store.now() + later.seconds
         if later.pause:
-            key = self._limits.pause(job, job_type, until)
-            if key is not None:
-                return WaitingFor(LimitKind.PAUSED, key, until, later.reason)
+            paused = self._limits.pause(job, job_type, until)
+            if paused is not None:
+                return WaitingFor(LimitKind.PAUSED, paused[0], until, later.reason)
         return WaitingFor(LimitKind.RETRY_LATER, None, until, later.reason)
 
-    def _defer(
-        self,
-        message: QueueMessage,
-        job: Job,
-        waiting: WaitingFor,
-        counted: bool = True,
-        recorded: Recorded | None = None,
+    def _wait(
+        self, message: QueueMessage, sent: "_Sent", wait: Wait, waiting: WaitingFor | None = None
     ) -> MessageResult:
-        """The job may not run yet: it waits in a fresh message, its attempt not spent (see above)."""
-        seconds = max(1, math.ceil(waiting.until - self._store.now()))
-        limit = self._settings.limit_max_wait_seconds
-        if counted and job.waited_seconds + seconds > limit:
-            why = f"waited {job.waited_seconds} s in all ({waiting.kind.value}"
-            why += f" {waiting.key})" if waiting.key else ")"
-            return self._dead(
-                message, job, f"{why}; a job may wait at most {limit} s (LIMIT_MAX_WAIT_SECONDS)"
-            )
-        if recorded is not None:
-            recorded.write_alone()
+        """A refused start (`waiting`; without it, a link of a long wait's chain): the pending job, never
+        claimed, says what it waits for, and waits in a fresh message delayed until `wait` ends (this one
+        is deleted: however long it waits, SQS never redrives it). A start reserved for it travels in the
+        message, which arrives a second or two early and is held in the worker until then."""
+        now = self._store.now()
+        counted = max(1, math.ceil(wait.until - now)) if waiting is not None else 0
+        most = self._settings.limit_max_wait_seconds
         try:
-            self._store.defer(job, waiting, seconds if counted else 0)
+            self._store.wait(sent.job_id, sent.owner, waiting, counted, most)
+        except WaitedTooLongError as too_long:
+            return self._waited_too_long(message, too_long, waiting, most)
+        except NotClaimableError as refused:
+            return self._not_claimed(message, sent.job_id, refused.job)
+        # A reserved start's message comes a second or two early: an event source mapping may hold it a
+        # moment to fill a batch, and a late start would delay the reserved ones after it.
+        early = RESERVED_EARLY_SECONDS if wait.reserved else 0
+        delay = min(max(0, math.floor(wait.until - now) - early), config.SQS_MAX_DELAY_SECONDS)
+        try:
+            self._queue.send_job(sent, delay, wait)
+        except Exception:
+            logger.exception("SendMessage failed for a waiting job; its message is delivered again")
+            self._queue.change_visibility(message.receipt_handle, delay)
+            return MessageResult(message.message_id, Outcome.RETRIED, sent.job_type)
+        kind = waiting.kind.value if waiting is not None else "chain"
+        logger.info("waits", waitingFor=kind, key=wait.key, delaySeconds=delay)
+        return MessageResult(message.message_id, Outcome.DEFERRED, sent.job_type)
+
+    def _waited_too_long(
+        self, message: QueueMessage, too_long: WaitedTooLongError, waiting: WaitingFor | None, most: int
+    ) -> MessageResult:
+        """Its waits would pass their bound: it is claimed only to be ended `dead`, saying why."""
+        job = too_long.job
+        assert job is not None
+        try:
+            claimed = self._store.claim_attempt(job.job_id, self._settings.lease_seconds).job
+        except NotClaimableError as refused:
+            return self._not_claimed(message, job.job_id, refused.job)
+        return self._dead(message, claimed, _waited_too_long(job.waited_seconds, waiting, most))
+
+    def _defer(
+        self, message: QueueMessage, job: Job, waiting: WaitingFor, recorded: Recorded
+    ) -> MessageResult:
+        """The running job asked to run later (RetryLater): it waits in a fresh message, the attempt it
+        used given back in the same write that ends it (see above)."""
+        seconds = max(1, math.ceil(waiting.until - self._store.now()))
+        most = self._settings.limit_max_wait_seconds
+        if job.waited_seconds + seconds > most:
+            return self._dead(message, job, _waited_too_long(job.waited_seconds, waiting, most))
+        recorded.write_alone()
+        try:
+            self._store.defer(job, waiting, seconds)
         except StaleAttemptError:
             return self._stale(message, job)
         log_transition(
@@ -351,7 +400,7 @@ class Worker:
         )
         delay = min(seconds, config.SQS_MAX_DELAY_SECONDS)
         try:
-            self._queue.for_type(job.job_type).send(job.job_id, delay, group=job.owner)
+            self._queue.send_job(job, delay, Wait(waiting.key, waiting.until))
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, delay)
@@ -435,6 +484,22 @@ class Worker:
     def _forward(self, message: QueueMessage, attributes: dict[str, str]) -> None:
         attributes = {k: v[:1000] for k, v in attributes.items()}
         self._dead_letters.forward(message.body, {**attributes, "sourceMessageId": message.message_id})
+
+
+def _waited_too_long(waited: int, waiting: WaitingFor | None, most: int) -> str:
+    why = f"waited {waited} s in all"
+    if waiting is not None:
+        why += f" ({waiting.kind.value} {waiting.key})" if waiting.key else f" ({waiting.kind.value})"
+    return f"{why}; a job may wait at most {most} s (LIMIT_MAX_WAIT_SECONDS)"
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A waiting job as its message names it (the worker never read the job)."""
+
+    job_id: str
+    job_type: str
+    owner: str
 
 
 def _death(job: Job, reason: str) -> dict[str, str]:

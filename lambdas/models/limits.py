@@ -3,7 +3,9 @@
 A limit bounds how many of one type's jobs run at once (`concurrency`), how fast they start
 (`perSecond`, with `burst` starts allowed at once), or both; `key` splits it into one limit per value:
 none (the whole type), `owner` (per client), `host` (per webhook host: the host and port of the
-payload's `url`) or `payload.<field>` (a top-level payload field, e.g. a customer id).
+payload's `url`) or `payload.<field>` (a top-level payload field, e.g. a customer id). A payload key is
+each client's own (`scope` `owner`: one client sending another's customer id spends only its own
+starts) unless the limit says `scope` `global` (a field naming something every client shares).
 """
 
 import re
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.models.wire import WireModel
 
-__all__ = ["Limit", "LimitKey", "LimitKind", "WaitingFor"]
+__all__ = ["Limit", "LimitKey", "LimitKind", "LimitScope", "WaitingFor"]
 
 
 class LimitKey(StrEnum):
@@ -25,6 +27,13 @@ class LimitKey(StrEnum):
     OWNER = "owner"
     HOST = "host"
     PAYLOAD = "payload."
+
+
+class LimitScope(StrEnum):
+    """Whose a `payload.<field>` key's value is."""
+
+    OWNER = "owner"  # each client's values are its own keys
+    GLOBAL = "global"  # one key per value, whichever client sends it
 
 
 KEY_PATTERN: Final = re.compile(r"^(owner|host|payload\.[A-Za-z_][A-Za-z0-9_]{0,63})?$")
@@ -42,6 +51,9 @@ class Limit(BaseModel):
     per_second: float | None = Field(default=None, alias="perSecond", gt=0, le=1_000)
     burst: int | None = Field(default=None, ge=1, le=10_000)
     key: str = Field(default="", description="none, owner, host or payload.<field>")
+    scope: LimitScope = Field(
+        default=LimitScope.OWNER, description="owner (each client's payload keys its own) or global"
+    )
 
     @field_validator("key")
     @classmethod
@@ -80,7 +92,9 @@ def parse_overrides(raw: Any) -> dict[str, dict[str, Any]]:
     checked: dict[str, dict[str, Any]] = {}
     for job_type, fields in raw.items():
         if not isinstance(fields, dict):
-            raise ValueError(f"jobLimits.{job_type} is an object of concurrency, perSecond, burst, key")
+            raise ValueError(
+                f"jobLimits.{job_type} is an object of concurrency, perSecond, burst, key, scope"
+            )
         Limit().overridden(fields)  # raises ValidationError naming the bad field
         checked[str(job_type)] = dict(fields)
     return checked
@@ -93,7 +107,7 @@ class LimitKeyView(WireModel):
     paused_until: str | None = Field(
         default=None, description="A receiver's Retry-After pause, while it lasts."
     )
-    waiting: int = Field(description="Jobs refused by this key lately and waiting to try again.")
+    waiting: int = Field(description="Starts reserved ahead for jobs this key refused (their waits).")
 
 
 class LimitView(WireModel):
@@ -102,8 +116,12 @@ class LimitView(WireModel):
     per_second: float | None = None
     burst: int | None = None
     key: str = Field(description="none (empty), owner, host or payload.<field>.")
-    keys: list[LimitKeyView] = Field(description="Each key in use, as it stands now.")
+    scope: LimitScope = Field(
+        description="A payload key's: owner (each client's values its own keys, shown as owner|value) or global."
+    )
+    keys: list[LimitKeyView] = Field(description="This page's keys in use, as they stand now.")
 
 
 class LimitsView(WireModel):
     limits: list[LimitView]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last.")

@@ -36,6 +36,10 @@ class NotClaimableError(StoreError):
         self.job = job
 
 
+class WaitedTooLongError(NotClaimableError):
+    """A waiting job's next wait would take its waits past their bound in all."""
+
+
 class ItemTooLargeError(StoreError):
     """The job's item would be `size` bytes, over DynamoDB's `limit`: nothing was written."""
 

@@ -52,6 +52,7 @@ from lambdas.store.errors import (
     StaleAttemptError,
     StoreError,
     TransactionCancelledError,
+    WaitedTooLongError,
     domain_errors,
 )
 from lambdas.store.expressions import Query, Update, marshal, unmarshal
@@ -329,6 +330,47 @@ class JobStore:
             values={":processing": "processing", ":attempt": job.attempts},
         )
         self._table.write_or_stale(job.job_id, update)
+
+    def wait(
+        self, job_id: str, owner: str, waiting: WaitingFor | None, seconds: int, most_seconds: int
+    ) -> None:
+        """A pending job a limit refused before any attempt was claimed: due when `waiting` ends, saying
+        why, and the wait added to its total. Its attempts are never touched, so no crash or failed write
+        around a refused start can spend one. `waiting` None: a link of a long wait's chain, which only
+        checks that the job still waits. NotClaimableError (with the job seen) when it is not pending or
+        not yet due to start; WaitedTooLongError when its waits would pass `most_seconds` in all."""
+        now = self.now()
+        condition = (
+            f"#{STATUS} = :pending AND (attribute_not_exists(#{RUN_AT}) OR #{RUN_AT} <= :soon)"
+            f" AND (attribute_not_exists(#{WAITED_SECONDS}) OR #{WAITED_SECONDS} <= :most)"
+        )
+        values = {
+            ":pending": JobStatus.PENDING.value,
+            ":soon": millis(now + config.RUN_AT_TOLERANCE_SECONDS),
+            ":most": most_seconds - seconds,
+        }
+        if waiting is None:
+            update = Update(assign={UPDATED_AT: iso_time(now)}, condition=condition, values=values)
+        else:
+            state = self._table.items.state(job_id, owner, JobStatus.PENDING, waiting.until, now)
+            update = Update(
+                assign={**state.assign, WAITING_FOR: codec.waiting_value(waiting)},
+                add={WAITED_SECONDS: seconds},
+                remove=state.remove,
+                condition=condition,
+                values=values,
+            )
+        try:
+            self._table.update(job_id, update, returns="NONE")
+        except ConditionFailedError as failed:
+            seen = self._table.seen(job_id, failed)
+            if (
+                seen is not None
+                and seen.status is JobStatus.PENDING
+                and seen.waited_seconds + seconds > most_seconds
+            ):
+                raise WaitedTooLongError(job_id, seen) from None
+            raise NotClaimableError(job_id, seen) from None
 
     def save_progress(self, job_id: str, attempt: int, progress: Any) -> None:
         """A running attempt records how far it got in its `result` (StaleAttemptError if it lost the job)."""

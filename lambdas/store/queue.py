@@ -1,8 +1,16 @@
-"""SQS access: the message shapes of the main queue and the dead-letter queue."""
+"""SQS access: the message shapes of the main queue and the dead-letter queue, and where a job's
+message goes (`JobQueue.send_job`, the one place every job message is routed and sent from).
+
+A job's message names the job, its type and its owner, so the worker can decide a limit's admission
+before it claims the job (a refused start never touches the job's attempts); a message sent for a wait
+also carries the wait: its limit key, its end (`until`), and whether that end is a start reserved for
+this job (`reserved`: the limit counted it when it was handed out)."""
 
 import json
+import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from lambdas import config
 from lambdas.store import clients
@@ -21,13 +29,60 @@ def message_group(owner: str) -> str:
     return owner or NO_OWNER
 
 
-def job_message(job_id: str) -> str:
-    """The main queue's message body: only what the worker needs to find the job."""
-    return json.dumps({"jobId": job_id})
+class Routed(Protocol):
+    """What routing a job's message needs to know of the job (a `Job` is one)."""
+
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def job_type(self) -> str: ...
+    @property
+    def owner(self) -> str: ...
 
 
-def parse_job_message(body: str) -> str:
-    """The job id a message body names; MalformedMessageError when it names none."""
+@dataclass(frozen=True)
+class Wait:
+    """A wait a message carries: the limit key, its end (epoch seconds), and whether that end is a
+    start reserved for the job."""
+
+    key: str | None
+    until: float
+    reserved: bool = False
+    pause: str | None = None  # which receiver's pause holds the job (see `lambdas/lifecycle/limits.py`)
+
+
+@dataclass(frozen=True)
+class JobMessage:
+    """A main-queue message as the worker reads it. `job_type` and `owner` are None in a message sent
+    before messages carried them (the worker then reads the job)."""
+
+    job_id: str
+    job_type: str | None = None
+    owner: str | None = None
+    wait: Wait | None = None
+
+
+def job_message(
+    job_id: str, job_type: str | None = None, owner: str | None = None, wait: Wait | None = None
+) -> str:
+    """The main queue's message body: what the worker needs to find the job and take its start."""
+    body: dict[str, Any] = {"jobId": job_id}
+    if job_type is not None:
+        body["type"] = job_type
+        body["owner"] = owner or ""
+    if wait is not None:
+        body["until"] = math.ceil(wait.until * 1000)
+        if wait.key is not None:
+            body["key"] = wait.key
+        if wait.reserved:
+            body["reserved"] = True
+        if wait.pause is not None:
+            body["pause"] = wait.pause
+    return json.dumps(body, separators=(",", ":"))
+
+
+def parse_job_message(body: str) -> JobMessage:
+    """What a message body names; MalformedMessageError when it names no job."""
     try:
         data = json.loads(body)
     except (TypeError, ValueError):
@@ -35,7 +90,20 @@ def parse_job_message(body: str) -> str:
     job_id = data.get("jobId") if isinstance(data, dict) else None
     if not isinstance(job_id, str) or not job_id:
         raise MalformedMessageError("body has no string jobId")
-    return job_id
+    assert isinstance(data, dict)
+    job_type, owner, key, until = data.get("type"), data.get("owner"), data.get("key"), data.get("until")
+    pause = data.get("pause")
+    if not isinstance(job_type, str) or not isinstance(owner, str):
+        return JobMessage(job_id)  # anything else it says is read from the job
+    wait = None
+    if isinstance(until, int) and not isinstance(until, bool):
+        wait = Wait(
+            key if isinstance(key, str) else None,
+            until / 1000,
+            data.get("reserved") is True,
+            pause if isinstance(pause, str) else None,
+        )
+    return JobMessage(job_id, job_type, owner, wait)
 
 
 class JobQueue:
@@ -55,26 +123,31 @@ class JobQueue:
         url = self._routes.get(job_type, self.url)
         return self if url == self.url else JobQueue(url, self._routes)
 
-    def send(self, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
-        """One job's message; `group` is its owner (see `message_group`)."""
+    def send_job(self, job: Routed, delay_seconds: int = 0, wait: Wait | None = None) -> None:
+        """One job's message, on its type's queue, in its owner's group (see `message_group`)."""
         self._sqs.send_message(
-            QueueUrl=self.url,
-            MessageBody=job_message(job_id),
+            QueueUrl=self.for_type(job.job_type).url,
+            MessageBody=job_message(job.job_id, job.job_type, job.owner, wait),
             DelaySeconds=delay_seconds,
-            MessageGroupId=message_group(group),
+            MessageGroupId=message_group(job.owner),
         )
 
-    def send_many(self, job_ids: Iterable[str], *, group: str = "") -> list[str]:
-        """Send one message per job in batches of ten; return the ids SQS did not accept."""
+    def send_new(self, job_type: str, owner: str, job_ids: Iterable[str]) -> list[str]:
+        """New jobs' messages (one type, one owner) in batches of ten; the ids SQS did not accept."""
+        url = self.for_type(job_type).url
         ids = list(job_ids)
         failed: list[str] = []
         for start in range(0, len(ids), _SEND_BATCH_LIMIT):
             chunk = ids[start : start + _SEND_BATCH_LIMIT]
             entries = [
-                {"Id": str(i), "MessageBody": job_message(job_id), "MessageGroupId": message_group(group)}
+                {
+                    "Id": str(i),
+                    "MessageBody": job_message(job_id, job_type, owner),
+                    "MessageGroupId": message_group(owner),
+                }
                 for i, job_id in enumerate(chunk)
             ]
-            response = self._sqs.send_message_batch(QueueUrl=self.url, Entries=entries)
+            response = self._sqs.send_message_batch(QueueUrl=url, Entries=entries)
             failed.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
         return failed
 

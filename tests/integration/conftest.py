@@ -92,10 +92,11 @@ def store(pipeline: Pipeline) -> JobStore:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Every JobStore's time, the handlers' own stores included, and the webhook secrets' (their
-    rotation overlap), moved by the test instead of slept."""
+    rotation overlap), moved by the test instead of slept; a worker's wait for a reserved start moves it."""
     fake = Clock()
     monkeypatch.setattr(JobStore, "now", lambda self: fake())
     monkeypatch.setattr(LimitStore, "now", lambda self: fake())
+    monkeypatch.setattr(LimitStore, "sleep", lambda self, seconds: fake.advance(max(seconds, 0)))
     monkeypatch.setattr(ScheduleStore, "now", lambda self: fake())
     monkeypatch.setattr(WebhookSecrets, "now", staticmethod(fake))
     return fake

@@ -150,8 +150,9 @@ def continuing_type() -> None:
 def test_the_worker_redelivers_a_continuing_job_at_once_and_counts_no_attempt(
     pipeline: Pipeline, store: JobStore, continuing_type: None
 ) -> None:
-    store.put_new(NewJob(job_id="long", job_type="test_continues", payload={}, max_attempts=1))
-    JobQueue(pipeline.queue_url).send("long")
+    JobQueue(pipeline.queue_url).send_job(
+        store.put_new(NewJob(job_id="long", job_type="test_continues", payload={}, max_attempts=1))
+    )
 
     pipeline.drain()
 

@@ -21,7 +21,7 @@ from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus, NewJob
 from lambdas.store import codec
 from lambdas.store.jobs import JobStore
-from lambdas.store.queue import JobQueue
+from lambdas.store.queue import JobQueue, Routed, Wait
 from tests.support.pipeline import Pipeline
 from tests.support.stores import store_from_env
 from tests.support.transitions import Lines, transitions
@@ -181,9 +181,9 @@ class _QuickWorker(JobQueue):
         super().__init__(url)
         self._store = store
 
-    def send(self, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
-        super().send(job_id, delay_seconds, group=group)
-        self._store.complete(self._store.claim(job_id, 60), {"ok": True})
+    def send_job(self, job: Routed, delay_seconds: int = 0, wait: Wait | None = None) -> None:
+        super().send_job(job, delay_seconds, wait)
+        self._store.complete(self._store.claim(job.job_id, 60), {"ok": True})
 
 
 def test_a_fan_out_retry_retries_every_dead_child_even_when_the_first_finishes_the_parent_at_once(

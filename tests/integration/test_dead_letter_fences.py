@@ -133,7 +133,7 @@ def test_a_message_redriven_after_a_retry_but_sent_before_it_does_not_kill_the_j
 
     assert store.get(job_id).status is JobStatus.PENDING  # type: ignore[union-attr]
     assert pipeline.alerts() == []
-    JobQueue(pipeline.queue_url).send(job_id)  # what the recovery sweep does for a pending, due job
+    JobQueue(pipeline.queue_url).send_job(store.get(job_id))  # type: ignore[arg-type]  # as the recovery sweep does
     pipeline.drain()
     assert pipeline.job(job_id)["status"] == "done"
 
@@ -147,7 +147,7 @@ def test_a_message_sent_after_the_retry_and_redriven_still_kills_the_job(
     store.fail(store.claim(job_id, 60), "boom")
     assert pipeline.request("POST", f"/jobs/{job_id}/retry").status == 202
     pipeline.sqs.purge_queue(QueueUrl=pipeline.queue_url)
-    JobQueue(pipeline.queue_url).send(job_id)  # sent after the retry
+    JobQueue(pipeline.queue_url).send_job(store.get(job_id))  # type: ignore[arg-type]  # sent after the retry
 
     assert pipeline.fail_until_redriven() > 0
     assert pipeline.run_dead_letter() == {"batchItemFailures": []}

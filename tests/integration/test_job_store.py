@@ -238,7 +238,13 @@ def parent_with_children(pipeline: Pipeline, store: JobStore) -> Any:
             )
             for kind in child_types
         }
-        JobQueue(pipeline.queue_url).send_many(store.create_children(list(children.values())))
+        created = store.create_children(list(children.values()))
+        for kind in child_types:
+            JobQueue(pipeline.queue_url).send_new(
+                kind,
+                owner,
+                [c.job_id for c in children.values() if c.job_type == kind and c.job_id in created],
+            )
         records = pipeline.receive(pipeline.queue_url)
         by_id = {json.loads(r["body"])["jobId"]: r for r in records}
         return parent_id, parent_record, {kind: by_id[c.job_id] for kind, c in children.items()}

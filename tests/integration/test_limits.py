@@ -7,6 +7,7 @@ receive count starts again at 1, so SQS never redrives it). Delayed messages bec
 test says time has passed (`_delays_pass`, moto's own delay clock set back).
 """
 
+import itertools
 import json
 from typing import Any
 
@@ -34,9 +35,9 @@ def limits(pipeline: Pipeline, clock: Clock) -> LimitStore:
 
 
 def _acquire(
-    store: LimitStore, limit: Limit, job: str, attempt: int = 1, key: str = "*"
+    store: LimitStore, limit: Limit, job: str, attempt: int = 1, key: str = "*", reserved: bool = False
 ) -> Admitted | Refused:
-    return store.acquire("t", key, limit, job, attempt, LEASE)
+    return store.acquire("t", key, limit, job, attempt, LEASE, reserved=reserved)
 
 
 # --- the limit store ---------------------------------------------------------------------------------
@@ -49,13 +50,12 @@ def test_concurrency_admits_up_to_its_slots_and_a_release_frees_one(limits: Limi
     assert isinstance(_acquire(limits, limit, "b"), Admitted)
     refused = _acquire(limits, limit, "c")
     assert isinstance(refused, Refused)
-    assert refused.kind is LimitKind.CONCURRENCY
-    # the wait is chosen from the item: never past the earliest lease expiry, never a busy loop
-    assert limits.now() + 1 <= refused.until <= limits.now() + LEASE
+    assert (refused.kind, refused.reserved) == (LimitKind.CONCURRENCY, True)
+    # a start of its own, chosen from the item: never past the earliest lease expiry, never now
+    assert limits.now() < refused.until <= limits.now() + LEASE
     assert limits.release("t", "*", "a", 1, ran_ms=10)
-    assert isinstance(_acquire(limits, limit, "c"), Admitted)
-    (state,) = limits.states("t", limit)
-    assert (state.running, state.waiting) == (2, 0)
+    assert isinstance(_acquire(limits, limit, "c", reserved=True), Admitted)
+    assert [s.running for s in limits.states("t", limit)] == [2]
 
 
 def test_a_crashed_holders_slot_comes_back_when_its_lease_expires(limits: LimitStore, clock: Clock) -> None:
@@ -78,27 +78,128 @@ def test_a_stale_attempt_cannot_release_the_slot_of_a_newer_attempt(limits: Limi
     assert limits.release("t", "*", "job", 1, ran_ms=5) is False  # attempt 1 comes back late
     assert isinstance(_acquire(limits, limit, "other"), Refused)  # attempt 2 still holds it
     assert limits.release("t", "*", "job", 2, ran_ms=5) is True
-    assert isinstance(_acquire(limits, limit, "other"), Admitted)
+    assert isinstance(_acquire(limits, limit, "other", reserved=True), Admitted)
 
 
 def test_per_second_allows_its_burst_then_one_start_per_interval(limits: LimitStore, clock: Clock) -> None:
-    """Over 3 simulated seconds of one start attempt every 10 ms, starts in any 1 s window never exceed
-    perSecond + burst. Seen to fail with the busy case's `tat <= :allow` as `tat <= :allow + :t`
-    (a fourth start at once)."""
+    """Over 3 simulated seconds of a new job every 10 ms, each refused job coming back at the start
+    reserved for it: starts in any 1 s window never exceed perSecond + burst. Seen to fail with the busy
+    case's `tat <= :allow` as `tat <= :allow + :t` (a fourth start at once)."""
     limit = Limit(per_second=5, burst=3)
     started: list[float] = []
+    due: list[tuple[float, str]] = []
     for step in range(300):
-        if isinstance(_acquire(limits, limit, f"j{step}"), Admitted):
+        for until, job in [d for d in due if d[0] <= clock()]:
+            due.remove((until, job))
+            answer = _acquire(limits, limit, job, reserved=True)
+            if isinstance(answer, Admitted):
+                started.append(clock())
+            else:
+                due.append((answer.until, job))
+        answer = _acquire(limits, limit, f"j{step}")
+        if isinstance(answer, Admitted):
             started.append(clock())
+        else:
+            due.append((answer.until, f"j{step}"))
         clock.advance(0.01)
     assert len(started) >= 3 + 5 * 2  # the burst, then perSecond
     for first in started:
         assert sum(1 for t in started if first <= t < first + 1) <= 5 + 3
-    # a refused start is told when the next token comes
-    while isinstance(refused := _acquire(limits, limit, "late"), Admitted):
-        pass
-    assert refused.kind is LimitKind.PER_SECOND
-    assert refused.until <= clock() + 1 / 5 + 0.01
+
+
+def test_a_refused_job_is_handed_a_start_of_its_own_so_a_backlog_comes_back_one_at_a_time(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """A burst of 100 under perSecond 10: each refused job gets a reserved start 0.1 s after the one
+    before (not the next refill, which every waiter would race for), and each is admitted when it comes
+    back then: two acquires per job at most. Seen to fail with `_reserve`'s `step = ...` as `step = 0`
+    (every job reserved the same start), and with the fast path's `line <= :now` condition dropped (new
+    jobs took the reserved jobs' starts: j1 was refused when it came back)."""
+    limit = Limit(per_second=10)
+    reserved = {}
+    for i in range(100):
+        answer = _acquire(limits, limit, f"j{i}")
+        if isinstance(answer, Refused):
+            assert answer.reserved
+            reserved[f"j{i}"] = answer.until
+    starts = sorted(reserved.values())
+    assert len(starts) == 99
+    assert all(round(b - a, 2) == 0.1 for a, b in itertools.pairwise(starts))
+    acquires = 0
+    for job, until in sorted(reserved.items(), key=lambda item: item[1]):
+        clock.now = max(clock.now, until)
+        _acquire(limits, limit, f"late-{job}")  # a new job arriving meanwhile takes no reserved start
+        acquires += 1
+        assert isinstance(_acquire(limits, limit, job, reserved=True), Admitted), job
+    assert acquires == 99
+
+
+def test_waiters_of_one_key_are_served_round_robin_across_owners(limits: LimitStore, clock: Clock) -> None:
+    """Alpha's 40 jobs are refused and reserved first, then beta's 4: beta's starts interleave with
+    alpha's from the next one on (every other start while both wait), not after alpha's 40. Seen to fail
+    with `_reserve`'s `lane = lane or _NO_LANE` as `lane = _NO_LANE` (one lane for every owner: beta's
+    first start after alpha's last)."""
+    limit = Limit(per_second=10)
+    assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
+    alpha = [limits.acquire("t", "*", limit, f"a{i}", 1, LEASE, lane="alpha") for i in range(40)]
+    beta = [limits.acquire("t", "*", limit, f"b{i}", 1, LEASE, lane="beta") for i in range(4)]
+    assert all(isinstance(r, Refused) and r.reserved for r in alpha + beta)
+    alpha_starts = sorted(r.until for r in alpha if isinstance(r, Refused))
+    beta_starts = sorted(r.until for r in beta if isinstance(r, Refused))
+    assert beta_starts[-1] - clock() <= 1.0  # beta's 4 within a second, 2 intervals apart
+    assert sum(1 for t in alpha_starts if t < beta_starts[-1]) <= 10  # alpha's 40 do not go first
+
+
+def test_concurrent_workers_never_hold_more_slots_than_the_limit(limits: LimitStore) -> None:
+    """Eight threads start, hold and release jobs under `concurrency` 3, with reservations and their
+    returns racing: no holder ever sees more than 3 slots held (a consistent read of the key while it
+    holds its own). Seen to fail with the fast path's `size(holders) < :n` as `size(holders) <= :n`
+    (a fourth held one)."""
+    import threading
+
+    limit = Limit(concurrency=3)
+    lock = threading.Lock()
+    most = 0
+
+    def work(worker: int) -> None:
+        nonlocal most
+        for i in range(15):
+            job, reserved = f"w{worker}-{i}", False
+            for _ in range(200):
+                answer = limits.acquire(
+                    "c", "*", limit, job, i, LEASE, lane=f"o{worker % 2}", reserved=reserved
+                )
+                if isinstance(answer, Admitted):
+                    break
+                reserved = answer.reserved or reserved
+            else:
+                continue
+            (state,) = limits.states("c", limit)
+            with lock:
+                most = max(most, state.running)
+            assert limits.release("c", "*", job, i, ran_ms=1)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 1 <= most <= 3
+
+
+def test_a_key_expires_seven_days_after_its_last_use(
+    pipeline: Pipeline, limits: LimitStore, clock: Clock
+) -> None:
+    """Each start moves the item's TTL (the table's `expiresAt`) to seven days on, so a key nobody uses
+    is removed. Seen to fail with the fast path's `":exp": self._expires(now_ms)` as `int(now_ms / 1000)`."""
+    limit = Limit(concurrency=5)
+    _acquire(limits, limit, "a")  # the key's first use: its PutItem
+    clock.advance(3600)
+    assert isinstance(_acquire(limits, limit, "b"), Admitted)  # a later start: the one UpdateItem
+    item = boto3.client("dynamodb").get_item(
+        TableName=pipeline.env[config.ENV_LIMITS_TABLE], Key={"limit": {"S": "t"}, "key": {"S": "*"}}
+    )["Item"]
+    assert int(item["expiresAt"]["N"]) == int(clock()) + 7 * 24 * 3600
 
 
 def test_a_paced_keys_state_shows_the_starts_left_in_its_bucket(limits: LimitStore, clock: Clock) -> None:
@@ -135,19 +236,27 @@ def test_keys_are_separate_limits(limits: LimitStore) -> None:
     assert isinstance(_acquire(limits, limit, "c", key="alpha"), Refused)
 
 
-def test_a_pause_holds_every_start_of_its_key_until_it_ends(limits: LimitStore, clock: Clock) -> None:
-    """Seen to fail with the fast path's `pausedUntil <= :now` condition dropped (and `_refusal` then
-    reached only on other failures)."""
+def test_a_pause_holds_the_starts_it_names_until_it_ends_and_no_others(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """A receiver's pause holds the jobs it answers for (one client's deliveries to one URL), not the
+    key's others. Seen to fail with the fast path's `#p <= :now` as `#p >= :now` (the paused job
+    started)."""
     limit = Limit(concurrency=10, key="host")
     assert isinstance(_acquire(limits, limit, "a", key="h:1"), Admitted)
-    limits.pause("t", "h:1", clock() + 30)
-    refused = _acquire(limits, limit, "b", key="h:1")
+    limits.pause("t", "h:1", "alpha-url", clock() + 30)
+
+    def acquire(job: str, pause: str, key: str = "h:1") -> Admitted | Refused:
+        return limits.acquire("t", key, limit, job, 1, LEASE, pause=pause, reserve=False)
+
+    refused = acquire("b", "alpha-url")
     assert isinstance(refused, Refused)
     assert refused.kind is LimitKind.PAUSED
     assert refused.until == pytest.approx(clock() + 30, abs=0.01)
-    assert isinstance(_acquire(limits, limit, "c", key="h:2"), Admitted)  # another host is not paused
+    assert isinstance(acquire("c", "beta-url"), Admitted)  # another client's (or URL's) jobs run on
+    assert isinstance(acquire("d", "alpha-url", key="h:2"), Admitted)  # another host is not paused
     clock.advance(31)
-    assert isinstance(_acquire(limits, limit, "b", key="h:1"), Admitted)
+    assert isinstance(acquire("b", "alpha-url"), Admitted)
 
 
 # --- the worker: waiting spends no attempt and never redrives ---------------------------------------
@@ -193,18 +302,26 @@ def _delays(pipeline: Pipeline) -> list[int]:
     return [round((m.delayed_until - now) / 1000) for m in queue._messages if m.delayed]
 
 
+# The pipeline's callers submit with this API key id: a payload key is its owner's.
+OWNER = "k1e2y3i4d5"
+
+
 def _hold_slot(pipeline: Pipeline, customer: str = "c1") -> None:
     LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).acquire(
-        "test_limited", customer, Limit(concurrency=1, key="payload.customer"), "someone-else", 1, 3600
+        "test_limited",
+        f"{OWNER}|{customer}",
+        Limit(concurrency=1, key="payload.customer"),
+        "someone-else",
+        1,
+        3600,
     )
 
 
 def test_a_job_over_its_limit_waits_pending_without_spending_an_attempt(
     pipeline: Pipeline, limited: None, clock: Clock
 ) -> None:
-    """Seen to fail with `Worker._run`'s `if admission.refused is not None: return self._defer(...)`
-    removed (the job ran over the limit), and with `JobStore.defer`'s `add={"attempts": -1, ...}` as
-    `add={WAITED_SECONDS: seconds}` (each wait spent an attempt)."""
+    """Seen to fail with `Worker.process`'s `if admission.refused is not None: ... return self._wait(...)`
+    removed (the job ran over the limit)."""
     _hold_slot(pipeline)
     job_id = pipeline.submit("test_limited", {"customer": "c1"}, maxAttempts=2)
     for _ in range(5):  # more waits than maxAttempts
@@ -214,9 +331,45 @@ def test_a_job_over_its_limit_waits_pending_without_spending_an_attempt(
     assert runs == []
     assert (job["status"], job["attempts"]) == ("pending", 0)
     assert job["waitingFor"]["limit"] == "concurrency"
-    assert job["waitingFor"]["key"] == "c1"
+    assert job["waitingFor"]["key"] == f"{OWNER}|c1"
     assert job["waitingFor"]["retryAt"] > job["statusAt"]  # chosen from the limit's state: later, not now
     assert job["history"] == []  # it never ran
+
+
+@pytest.mark.parametrize("dies_in", ["JobStore.wait", "JobQueue.send_job"])
+def test_a_refused_start_spends_no_attempt_whatever_dies_when(
+    pipeline: Pipeline, limited: None, clock: Clock, monkeypatch: pytest.MonkeyPatch, dies_in: str
+) -> None:
+    """The worker dies right after its start was refused (the job's wait write, or its fresh message,
+    fails): the job was never claimed, so when its message comes back and the slot is free it runs its
+    one attempt (maxAttempts 1), not `dead` for a lease that expired on an attempt that never ran. Seen
+    to fail with a `self._store.claim_attempt(job_id, ...)` put before `process`'s `self._limits.admit`
+    (the claim-first order: the job died, "no attempts left after 1")."""
+    from lambdas.store.jobs import JobStore
+    from lambdas.store.queue import JobQueue
+
+    _hold_slot(pipeline)
+    job_id = pipeline.submit("test_limited", {"customer": "c1"}, maxAttempts=1)
+    owner, name = dies_in.split(".")
+    cls = {"JobStore": JobStore, "JobQueue": JobQueue}[owner]
+    real = getattr(cls, name)
+
+    def dies(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("the worker died here")
+
+    monkeypatch.setattr(cls, name, dies)
+    records = pipeline.receive(pipeline.queue_url)
+    assert pipeline.run_worker(records)["batchItemFailures"]  # its message stays, to come back
+    monkeypatch.setattr(cls, name, real)
+    assert (pipeline.job(job_id)["status"], pipeline.job(job_id)["attempts"]) == ("pending", 0)
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release(
+        "test_limited", f"{OWNER}|c1", "someone-else", 1, 1
+    )
+    clock.advance(3600)  # any lease an attempt could have taken is long over
+    pipeline.make_visible(records)
+    pipeline.drain()
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"], runs) == ("done", 1, [job_id])
 
 
 def test_however_long_a_job_waits_its_message_never_counts_towards_the_redrive(
@@ -235,7 +388,9 @@ def test_however_long_a_job_waits_its_message_never_counts_towards_the_redrive(
         pipeline.deliver(pipeline.queue_url, records, _worker(), "worker")
         _delays_pass(pipeline)
     assert pipeline.visible(pipeline.dlq_url) == 0
-    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release("test_limited", "c1", "someone-else", 1, 1)
+    LimitStore(pipeline.env[config.ENV_LIMITS_TABLE]).release(
+        "test_limited", f"{OWNER}|c1", "someone-else", 1, 1
+    )
     clock.advance(3600)
     pipeline.drain()
     job = pipeline.job(job_id)
@@ -272,7 +427,7 @@ def test_a_wait_longer_than_sqs_delays_is_a_chain_of_messages_that_does_not_run_
     pipeline: Pipeline, limited: None, clock: Clock
 ) -> None:
     """An hour's wait: one message of 900 s after another; the links do not run the job. Seen to fail
-    with `process`'s `if waiting is not None and waiting.until > ...` check removed (the job ran again
+    with `process`'s `... and wait.until > self._store.now() + 1` check removed (the job ran again
     after 900 s instead of an hour)."""
     job_id = pipeline.submit("test_limited", {"customer": "c3", "later": 3600, "times": 1})
     pipeline.run_worker()
@@ -310,10 +465,32 @@ def test_a_job_that_waits_longer_than_the_bound_in_all_is_dead_saying_why(
     assert len(pipeline.alerts()) == 1
 
 
+def test_a_job_refused_longer_than_the_bound_in_all_is_dead_saying_why(
+    pipeline: Pipeline, limited: None, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused starts count towards the bound too (their waits are written without a claim). Seen to
+    fail with `JobStore.wait`'s `#waitedSeconds <= :most` clause as `#waitedSeconds >= :most`
+    (the job waited on for ever)."""
+    monkeypatch.setenv(config.ENV_LIMIT_MAX_WAIT_SECONDS, "5")
+    from lambdas.models import settings
+
+    settings.reset()
+    _hold_slot(pipeline, "c5")
+    job_id = pipeline.submit("test_limited", {"customer": "c5"})
+    for _ in range(10):
+        pipeline.run_worker()
+        clock.advance(2)
+        _delays_pass(pipeline)
+    job = pipeline.job(job_id)
+    assert (job["status"], runs) == ("dead", [])
+    assert f"s in all (concurrency {OWNER}|c5)" in job["lastError"]
+    assert "LIMIT_MAX_WAIT_SECONDS" in job["lastError"]
+
+
 @pytest.mark.usefixtures("test_types")
 def test_every_message_carries_its_owner_as_message_group(pipeline: Pipeline) -> None:
     """Fair queues: SQS serves message groups fairly only when each message names one. Seen to fail with
-    `JobQueue.send`'s `MessageGroupId=message_group(group)` removed."""
+    `JobQueue.send_job`'s `MessageGroupId=message_group(job.owner)` removed."""
     pipeline.submit("test_echo", {}, api_key_id="alpha-key")
     (message,) = boto3.client("sqs").receive_message(
         QueueUrl=pipeline.queue_url, MessageSystemAttributeNames=["All"]
@@ -337,7 +514,7 @@ def test_get_limits_shows_the_operator_each_limit_and_its_keys_and_refuses_a_cli
     assert by_type["send_email"]["perSecond"] == config.SES_PER_SECOND
     assert (by_type["webhook_delivery"]["concurrency"], by_type["webhook_delivery"]["key"]) == (10, "host")
     assert by_type["test_limited"]["keys"] == [
-        {"key": "c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
+        {"key": f"{OWNER}|c9", "running": 1, "tokens": None, "pausedUntil": None, "waiting": 1}
     ]
     client = pipeline.request("GET", "/limits")
     assert (client.status, client.body["error"]["code"]) == (403, "forbidden")
@@ -359,6 +536,34 @@ JOB_TYPE = JobType(
     name="paced_call", payload_model=Call, run=lambda payload, context: None, limits=Limit(per_second=2)
 )
 """
+
+
+def test_get_limits_pages_through_every_key_as_get_jobs_does(
+    pipeline: Pipeline, limited: None, clock: Clock
+) -> None:
+    """Five keys of one limited type, two a page: every key once, in order, then no cursor; a cursor of
+    another list is a 400. Seen to fail with `limits_report`'s `limits.store.page(..., left)` as
+    `limits.store.page(..., 100)` (one page of all five)."""
+    store = LimitStore(pipeline.env[config.ENV_LIMITS_TABLE])
+    for customer in "abcde":
+        store.acquire("test_limited", f"{OWNER}|{customer}", Limit(concurrency=1), "j" + customer, 1, LEASE)
+    operator = pipeline.env[config.ENV_OPERATOR_KEY_ID]
+    listed: list[str] = []
+    cursor = ""
+    for _ in range(10):
+        page = pipeline.request("GET", f"/limits?limit=2{cursor}", api_key_id=operator)
+        assert page.status == 200
+        keys = [
+            k["key"] for view in page.body["limits"] if view["type"] == "test_limited" for k in view["keys"]
+        ]
+        assert sum(len(view["keys"]) for view in page.body["limits"]) <= 2
+        listed += keys
+        if page.body["nextCursor"] is None:
+            break
+        cursor = f"&cursor={page.body['nextCursor']}"
+    assert listed == [f"{OWNER}|{c}" for c in "abcde"]
+    wrong = pipeline.request("GET", "/limits?cursor=eyJxIjoiYSIsInMiOm51bGx9", api_key_id=operator)
+    assert (wrong.status, wrong.body["error"]["code"]) == (400, "invalid_cursor")
 
 
 def test_get_limits_lists_a_job_packages_type_as_the_first_request_of_an_api_process(

@@ -320,7 +320,7 @@ def test_a_delayed_job_keeps_its_delay_in_its_due_time_and_its_message(
     pipeline: Pipeline, store: JobStore, clock: Clock, sends: list[dict[str, Any]]
 ) -> None:
     """Broken lines, each alone: `JobItems.new_item`'s (store/codec.py) `now + new.delay_seconds` as `now`; `submit`'s
-    `queue.send(job.job_id, request.delay_seconds)` without the delay."""
+    `send_if_pending`'s `message_delay(job, now)` as 0."""
     delay = 120
 
     job_id = pipeline.submit("test_echo", {}, delaySeconds=delay)

@@ -9,7 +9,7 @@ import pytest
 from lambdas import config
 from lambdas.models.job import JobStatus
 from lambdas.store.errors import JobMovedError
-from lambdas.store.queue import JobQueue
+from lambdas.store.queue import JobQueue, Routed, Wait
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock, store_from_env
 from tests.support.transitions import Lines, transitions
@@ -27,13 +27,13 @@ def at(epoch: float) -> str:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """Every (job id, DelaySeconds) sent on the main queue; the messages still go to SQS."""
     calls: list[tuple[str, int]] = []
-    original = JobQueue.send
+    original = JobQueue.send_job
 
-    def send(self: JobQueue, job_id: str, delay_seconds: int = 0, *, group: str = "") -> None:
-        calls.append((job_id, delay_seconds))
-        original(self, job_id, delay_seconds, group=group)
+    def send(self: JobQueue, job: Routed, delay_seconds: int = 0, wait: Wait | None = None) -> None:
+        calls.append((job.job_id, delay_seconds))
+        original(self, job, delay_seconds, wait)
 
-    monkeypatch.setattr(JobQueue, "send", send)
+    monkeypatch.setattr(JobQueue, "send_job", send)
     return calls
 
 

@@ -143,7 +143,7 @@ def test_permanent_error_goes_dead_at_once_through_the_dead_letter_queue(pipelin
         "input can never succeed: bad input",
     )
     letters = pipeline.receive(pipeline.dlq_url)
-    assert [json.loads(r["body"]) for r in letters] == [{"jobId": job_id}]
+    assert [json.loads(r["body"])["jobId"] for r in letters] == [job_id]
     assert letters[0]["messageAttributes"]["reason"]["stringValue"] == "input can never succeed: bad input"
 
 

@@ -35,7 +35,7 @@ def _queued(pipeline: Pipeline, queue_url: str) -> list[str]:
 def test_a_submitted_job_goes_to_its_types_queue_and_runs_in_its_worker(
     pipeline: Pipeline, routed: str
 ) -> None:
-    """Seen to fail with submit sending to its own queue (`queue.send`, not `queue.for_type(...)`)."""
+    """Seen to fail with submit sending to its own queue (`send_job` sending to `self.url`, not `self.for_type(job.job_type).url`)."""
     job_id = pipeline.submit("test_echo", {"value": "routed"})
 
     assert (pipeline.visible(pipeline.queue_url), pipeline.visible(routed)) == (0, 1)

@@ -8,12 +8,19 @@ from aws_lambda_powertools.utilities.data_classes import SQSEvent
 
 from lambdas.lifecycle.dead_letter import DeadLetter
 from lambdas.lifecycle.worker import QueueMessage
-from lambdas.store.queue import MalformedMessageError, job_message, parse_job_message
+from lambdas.store.queue import JobMessage, MalformedMessageError, Wait, job_message, parse_job_message
 
 
-def test_a_message_carries_only_the_job_id() -> None:
-    assert job_message("abc") == '{"jobId": "abc"}'
-    assert parse_job_message(job_message("abc")) == "abc"
+def test_a_message_names_its_job_type_and_owner_and_any_wait_it_carries() -> None:
+    """What the worker admits by before it claims. Seen to fail with `parse_job_message` reading the
+    wait's `reserved` as `is not None` (every carried wait a reservation)."""
+    assert job_message("abc") == '{"jobId":"abc"}'
+    assert parse_job_message(job_message("abc")) == JobMessage("abc")
+    assert parse_job_message(job_message("abc", "t", "alpha")) == JobMessage("abc", "t", "alpha")
+    waited = job_message("abc", "t", "", Wait("*", 12.5))
+    assert parse_job_message(waited) == JobMessage("abc", "t", "", Wait("*", 12.5))
+    reserved = parse_job_message(job_message("abc", "t", "a", Wait(None, 3.0, reserved=True)))
+    assert reserved.wait == Wait(None, 3.0, reserved=True)
 
 
 @pytest.mark.parametrize("body", ["", "not json", "[]", "{}", '{"jobId": 7}', '{"jobId": ""}', "null"])
@@ -29,7 +36,7 @@ def test_a_canonical_sqs_event_reads_as_queue_messages_and_dead_letters() -> Non
     messages = [QueueMessage.from_record(r) for r in records]
     letters = [DeadLetter.from_record(r) for r in records]
 
-    assert [parse_job_message(m.body) for m in messages] == [
+    assert [parse_job_message(m.body).job_id for m in messages] == [
         "01JDXQ8W6Q4ZB0Q8E5RH8T9V3M",
         "01JDXQ8W6QAY1D7HS7D0XK2F5N",
     ]

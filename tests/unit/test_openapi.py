@@ -101,7 +101,7 @@ ROUTE_ERRORS = {
     ("post", "/uploads"): {"400"},
     ("get", "/webhook-secret"): {"400"},
     ("post", "/webhook-secret/rotate"): {"400", "409"},
-    ("get", "/limits"): set(),
+    ("get", "/limits"): {"400"},
     ("get", "/openapi.json"): set(),
 }
 

@@ -8,8 +8,8 @@ includes who submitted the event. How the response is read:
 
 - 2xx: delivered;
 - 410 Gone: the endpoint was removed; dead at once, no retries;
-- 429 or 503 with `Retry-After`: the receiver asked for a pause: every delivery to its host waits until
-  then (`RetryLater(pause=True)`), spending no attempt;
+- 429 or 503 with `Retry-After`: the receiver asked for a pause: every delivery of that client to that
+  URL waits until then (`RetryLater(pause=True)`), spending no attempt;
 - 408, 429, 5xx, timeouts and connection errors: retried with backoff, no sooner than `Retry-After`;
 - anything else (other 4xx, 3xx since redirects are not followed, 1xx): dead at once.
 
@@ -221,7 +221,7 @@ def run(payload: WebhookDeliveryPayload, context: JobContext) -> dict[str, Any]:
         retry_after = parse_retry_after(outcome.retry_after)
         if outcome.status in _BACK_PRESSURE and retry_after:
             raise RetryLater(
-                retry_after, reason=f"{description} with Retry-After: its host is paused", pause=True
+                retry_after, reason=f"{description} with Retry-After: deliveries to this URL wait", pause=True
             )
         raise RetryableJobError(f"delivery failed: {description}", retry_after=retry_after)
     raise PermanentJobError(f"endpoint refused the delivery: {description}")

@@ -85,10 +85,24 @@ function limitsTable(limits) {
 // The operator's key only, so it is asked only when the stats say the key is the operator's (the
 // dead-letter queue is shown to the operator alone): a client's overview never calls it and never logs
 // its 403. A failure leaves the section out rather than the whole overview (the next refresh tries again).
+// Page after page (100 keys each, at most LIMIT_PAGES): a type whose keys go on over a page is one entry.
+const LIMIT_PAGES = 20;
 async function limitsOf(stats) {
   if (stats.deadLetterQueue == null) return null;
   try {
-    return (await call('limits')).limits;
+    const limits = [];
+    let cursor;
+    for (let page = 0; page < LIMIT_PAGES; page += 1) {
+      const body = await call('limits', { query: { limit: 100, cursor } });
+      for (const limit of body.limits) {
+        const last = limits[limits.length - 1];
+        if (last && last.type === limit.type) last.keys.push(...limit.keys);
+        else limits.push(limit);
+      }
+      cursor = body.nextCursor;
+      if (!cursor) break;
+    }
+    return limits;
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 403)) console.warn('GET /limits failed', error);
     return null;
