@@ -25,7 +25,11 @@ def queued_bodies(pipeline: Pipeline) -> list[dict[str, str]]:
     return [json.loads(r["body"]) for r in pipeline.receive(pipeline.queue_url)]
 
 
-def test_submit_answers_202_stores_the_job_and_queues_only_its_id(pipeline: Pipeline) -> None:
+def test_submit_answers_202_stores_the_job_and_queues_its_id_type_and_owner_never_its_payload(
+    pipeline: Pipeline,
+) -> None:
+    """The message names the job, its type and its owner (flow control admits a start from them before
+    the claim); the payload stays in the table."""
     response = pipeline.request("POST", "/jobs", {"type": "test_echo", "payload": {"value": "hi"}})
 
     assert response.status == 202
@@ -35,7 +39,9 @@ def test_submit_answers_202_stores_the_job_and_queues_only_its_id(pipeline: Pipe
         response.headers["Location"]
         == f"https://abcdef1234.execute-api.us-east-1.amazonaws.com/prod/jobs/{job_id}"
     )
-    assert queued_bodies(pipeline) == [{"jobId": job_id}]
+    assert queued_bodies(pipeline) == [
+        {"jobId": job_id, "type": "test_echo", "owner": "k1e2y3i4d5"}
+    ]  # the event's key
     job = pipeline.job(job_id)
     assert job["status"] == "pending"
     assert job["type"] == "test_echo"
