@@ -130,11 +130,18 @@ class Client:
         for entry in self.pages("jobs", "jobs", query, page_size, limit):
             yield JobSummary.from_api(entry)
 
-    def retry(self, job_id: str) -> Job:
-        return Job.from_api(self.request("POST", job_path(job_id, "retry")))
+    def retry(self, job_id: str) -> Submitted:
+        """Send a dead or cancelled job round again: the API accepts it (202) with its jobId and status,
+        as a submit; `get` or `wait` reads the job itself."""
+        return Submitted.from_api(self.request("POST", job_path(job_id, "retry")))
 
-    def cancel(self, job_id: str) -> Job:
-        return Job.from_api(self.request("POST", job_path(job_id, "cancel")))
+    def cancel(self, job_id: str) -> Job | Submitted:
+        """The cancelled Job (200), or, for a large fan-out, the ops job that cancels it (202: its jobId
+        and status)."""
+        document = self.request("POST", job_path(job_id, "cancel"))
+        if isinstance(document, dict) and "type" not in document and set(document) <= {"jobId", "status"}:
+            return Submitted.from_api(document)
+        return Job.from_api(document)
 
     def send_event(self, job_id: str, name: str, data: Any = None) -> EventAccepted:
         """Hand `data` to the workflow waiting for the event `name` (`flow.wait_for_event`); Conflict

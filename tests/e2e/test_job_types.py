@@ -8,6 +8,7 @@ import threading
 import pytest
 from standardwebhooks import Webhook
 
+from lambdas.config import KeyRole
 from local_runtime import demo
 from local_runtime.runtime import LocalRuntime
 from offload_cli.target import Target
@@ -59,8 +60,13 @@ def test_image_is_thumbnailed_into_the_bucket(client: Client, runtime: LocalRunt
 
 
 def test_cli_submits_waits_and_tails(client: Client, runtime: LocalRuntime) -> None:
+    """A client submits; `offload tail` follows the runtime's /_local/ logs, which answer the operator's
+    key alone (they show every client's jobs): given --url, the CLI has no runtime state to read that key
+    from, so the tail is given it, as an operator following a runtime by its URL would."""
     cli = [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", runtime.api_key]
-    tail = subprocess.Popen([*cli, "tail"], stdout=subprocess.PIPE, text=True)
+    (operator,) = [key.value for key in runtime.keys if key.role == KeyRole.OPERATOR]
+    as_operator = [sys.executable, "-m", "offload_cli", "--url", runtime.url, "--api-key", operator]
+    tail = subprocess.Popen([*as_operator, "tail"], stdout=subprocess.PIPE, text=True)
     tailed: list[str] = []
 
     def read() -> None:
