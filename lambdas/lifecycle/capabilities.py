@@ -22,6 +22,7 @@ from lambdas.jobs.base import (
     PermanentJobError,
     SubmissionContext,
 )
+from lambdas.lifecycle.limits import keyed
 from lambdas.lifecycle.type_config import TypeConfig
 from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
@@ -216,9 +217,13 @@ class WorkerCapabilities:
         )
         written = set(created)
         unsent = 0
+        overrides = self._settings.job_limits
         for job_type in sorted({c.job_type for c in children}):
-            ids = [c.job_id for c in children if c.job_type == job_type and c.job_id in written]
-            unsent += len(self._queue.send_new(job_type, owner, ids)) if ids else 0
+            of_type = [c for c in children if c.job_type == job_type and c.job_id in written]
+            ids = [c.job_id for c in of_type]
+            # a key read from the payload (a delivery's host) rides in the message: no read to admit it
+            keys = {c.job_id: k for c in of_type if (k := keyed(job_type, owner, c.payload, overrides))}
+            unsent += len(self._queue.send_new(job_type, owner, ids, keys)) if ids else 0
         return CreatedChildren(created=len(created), unsent=unsent)
 
     def _record(self, recorded: Recorded, attempt: DeliveryAttempt) -> None:

@@ -47,7 +47,7 @@ from lambdas.models.settings import LimitsSettings
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 from lambdas.store.limits import Admitted, LimitState, LimitStore, Refused
-from lambdas.store.queue import JobMessage
+from lambdas.store.queue import JobMessage, Keyed
 
 MISSING_FIELD = "-"
 # Between a payload key's owner and its value (no API key id or IAM role name holds it).
@@ -86,6 +86,18 @@ def key_of(limit: Limit, owner: str, payload: Mapping[str, Any]) -> str:
 
 def _reads_payload(limit: Limit) -> bool:
     return limit.key not in (LimitKey.NONE, LimitKey.OWNER)
+
+
+def keyed(
+    job_type: str, owner: str, payload: Mapping[str, Any], overrides: dict[str, dict[str, Any]]
+) -> Keyed | None:
+    """The limit key and pause a new job's message carries, so its first admission reads no job: only
+    for a limit whose key is read from the payload (else the message's type and owner are enough)."""
+    loaded = _loaded(job_type)
+    limit = limit_of(loaded, overrides) if loaded is not None else None
+    if limit is None or not _reads_payload(limit):
+        return None
+    return Keyed(key_of(limit, owner, payload), pause_of(limit, owner, payload))
 
 
 def pause_of(limit: Limit, owner: str, payload: Mapping[str, Any]) -> str:
@@ -171,6 +183,8 @@ class Limits:
         wait = sent.wait
         if wait is not None and wait.key is not None:
             key, pause = wait.key, wait.pause or pause_of(limit, owner, {})
+        elif sent.keyed is not None and _reads_payload(limit):
+            key, pause = sent.keyed.key, sent.keyed.pause  # worked out from its payload when it was sent
         else:
             if _reads_payload(limit):
                 job = job or read()

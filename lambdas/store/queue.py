@@ -4,7 +4,9 @@ message goes (`JobQueue.send_job`, the one place every job message is routed and
 A job's message names the job, its type and its owner, so the worker can decide a limit's admission
 before it claims the job (a refused start never touches the job's attempts); a message sent for a wait
 also carries the wait: its limit key, its end (`until`), and whether that end is a start reserved for
-this job (`reserved`: the limit counted it when it was handed out)."""
+this job (`reserved`: the limit counted it when it was handed out). A new child's message may carry
+its limit key and pause without a wait (`Keyed`): a key read from the payload (a webhook's host) is
+then known before the claim without reading the job, on a fan-out's hot path."""
 
 import json
 import math
@@ -52,6 +54,14 @@ class Wait:
 
 
 @dataclass(frozen=True)
+class Keyed:
+    """A new job's limit key and receiver pause, worked out from its payload when its message is sent."""
+
+    key: str
+    pause: str
+
+
+@dataclass(frozen=True)
 class JobMessage:
     """A main-queue message as the worker reads it. `job_type` and `owner` are None in a message sent
     before messages carried them (the worker then reads the job)."""
@@ -60,10 +70,15 @@ class JobMessage:
     job_type: str | None = None
     owner: str | None = None
     wait: Wait | None = None
+    keyed: Keyed | None = None  # a first start's key and pause, sent with the job (no wait)
 
 
 def job_message(
-    job_id: str, job_type: str | None = None, owner: str | None = None, wait: Wait | None = None
+    job_id: str,
+    job_type: str | None = None,
+    owner: str | None = None,
+    wait: Wait | None = None,
+    keyed: Keyed | None = None,
 ) -> str:
     """The main queue's message body: what the worker needs to find the job and take its start."""
     body: dict[str, Any] = {"jobId": job_id}
@@ -78,6 +93,8 @@ def job_message(
             body["reserved"] = True
         if wait.pause is not None:
             body["pause"] = wait.pause
+    elif keyed is not None and job_type is not None:
+        body["key"], body["pause"] = keyed.key, keyed.pause
     return json.dumps(body, separators=(",", ":"))
 
 
@@ -103,6 +120,8 @@ def parse_job_message(body: str) -> JobMessage:
             data.get("reserved") is True,
             pause if isinstance(pause, str) else None,
         )
+    elif isinstance(key, str) and isinstance(pause, str):
+        return JobMessage(job_id, job_type, owner, keyed=Keyed(key, pause))
     return JobMessage(job_id, job_type, owner, wait)
 
 
@@ -132,8 +151,15 @@ class JobQueue:
             MessageGroupId=message_group(job.owner),
         )
 
-    def send_new(self, job_type: str, owner: str, job_ids: Iterable[str]) -> list[str]:
-        """New jobs' messages (one type, one owner) in batches of ten; the ids SQS did not accept."""
+    def send_new(
+        self,
+        job_type: str,
+        owner: str,
+        job_ids: Iterable[str],
+        keyed: Mapping[str, Keyed] | None = None,
+    ) -> list[str]:
+        """New jobs' messages (one type, one owner) in batches of ten, each with its limit key when
+        `keyed` names it; the ids SQS did not accept."""
         url = self.for_type(job_type).url
         ids = list(job_ids)
         failed: list[str] = []
@@ -142,7 +168,7 @@ class JobQueue:
             entries = [
                 {
                     "Id": str(i),
-                    "MessageBody": job_message(job_id, job_type, owner),
+                    "MessageBody": job_message(job_id, job_type, owner, keyed=(keyed or {}).get(job_id)),
                     "MessageGroupId": message_group(owner),
                 }
                 for i, job_id in enumerate(chunk)

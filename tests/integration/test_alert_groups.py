@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from lambdas import config
 from lambdas.handlers import dead_letter, worker
 from lambdas.jobs import registry
-from lambdas.jobs.base import AwaitChildren, JobContext, JobType, RetryableJobError
+from lambdas.jobs.base import AwaitChildren, Capability, JobContext, JobType, RetryableJobError
 from lambdas.models.job import NewJob
 from lambdas.store import clients
 from tests.support.pipeline import Pipeline
@@ -136,8 +136,13 @@ def _spawn_then_fail(payload: _SpawnPayload, context: JobContext) -> AwaitChildr
 def test_children_that_die_before_their_parent_waits_are_still_one_alert(pipeline: Pipeline) -> None:
     """Issue 38's outage case: the parent's attempt fails after its children were sent, they all die
     before it waits. Seen to fail with `_raise`'s `FANOUT_PENDING` for a parent not yet finished
-    removed (the children alerted as their own group: two alerts, neither the fan-out's)."""
-    registry.register(JobType("test_spawn_then_fail", _SpawnPayload, _spawn_then_fail))
+    removed (the children alerted as their own group: two alerts, neither the fan-out's). The type
+    declares `uses={Capability.CHILDREN}`: since least privilege (i38-iam) a type that creates
+    children without declaring it dies on its first attempt, before any child is sent."""
+    spawning = JobType(
+        "test_spawn_then_fail", _SpawnPayload, _spawn_then_fail, uses=frozenset({Capability.CHILDREN})
+    )
+    registry.register(spawning)
     parent_id = pipeline.submit("test_spawn_then_fail", {"children": 20})
     first_attempt = pipeline.receive(pipeline.queue_url)
     pipeline.run_worker(first_attempt)

@@ -8,7 +8,14 @@ from aws_lambda_powertools.utilities.data_classes import SQSEvent
 
 from lambdas.lifecycle.dead_letter import DeadLetter
 from lambdas.lifecycle.worker import QueueMessage
-from lambdas.store.queue import JobMessage, MalformedMessageError, Wait, job_message, parse_job_message
+from lambdas.store.queue import (
+    JobMessage,
+    Keyed,
+    MalformedMessageError,
+    Wait,
+    job_message,
+    parse_job_message,
+)
 
 
 def test_a_message_names_its_job_type_and_owner_and_any_wait_it_carries() -> None:
@@ -21,6 +28,18 @@ def test_a_message_names_its_job_type_and_owner_and_any_wait_it_carries() -> Non
     assert parse_job_message(waited) == JobMessage("abc", "t", "", Wait("*", 12.5))
     reserved = parse_job_message(job_message("abc", "t", "a", Wait(None, 3.0, reserved=True)))
     assert reserved.wait == Wait(None, 3.0, reserved=True)
+
+
+def test_a_new_childs_message_carries_its_payload_key_and_pause_without_a_wait() -> None:
+    """A delivery's host key rides in its message so its first admission reads no job. Seen to fail
+    with `parse_job_message`'s `Keyed` branch removed (the key dropped: a GetItem per delivery)."""
+    body = job_message("abc", "t", "alpha", keyed=Keyed("example.com", "p1"))
+    assert parse_job_message(body) == JobMessage("abc", "t", "alpha", keyed=Keyed("example.com", "p1"))
+    assert parse_job_message(body).wait is None
+    # a wait's own key wins; a message without a type says nothing else
+    waited = job_message("abc", "t", "", Wait("k", 2.0), keyed=Keyed("other", "p"))
+    assert parse_job_message(waited) == JobMessage("abc", "t", "", Wait("k", 2.0))
+    assert job_message("abc", keyed=Keyed("k", "p")) == '{"jobId":"abc"}'
 
 
 @pytest.mark.parametrize("body", ["", "not json", "[]", "{}", '{"jobId": 7}', '{"jobId": ""}', "null"])

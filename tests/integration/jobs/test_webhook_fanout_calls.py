@@ -78,7 +78,9 @@ def test_each_delivery_costs_its_claim_and_the_batch_one_transaction_that_finish
     move to waiting, then the arming); `webhook_delivery.run`'s `payload.carried_event() or` removed (a
     GetItem of the parent for its event); `Worker._process_safely` calling `self.process` without the
     message's place in its batch (a transaction per child, and the last child's second one);
-    `BatchEndings.end`'s `place.before_waiting()` removed (the slots come back after the write)."""
+    `BatchEndings.end`'s `place.before_waiting()` removed (the slots come back after the write);
+    `WorkerCapabilities._create_children` sending no `keyed` keys (a GetItem of each child before its
+    claim, to read its host for the limit's key)."""
     pipeline = stack.pipeline
     targets = [{"id": f"ep-{i}", "url": receiver.url(f"/ep/{i}")} for i in range(ENDPOINTS)]
     fanout_id = pipeline.submit(
