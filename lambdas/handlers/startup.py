@@ -95,3 +95,9 @@ def loaded() -> None:
 
 for _package in DEFERRED:
     defer_package_init(_package)
+
+# A SnapStart function's restore hook (lambdas.handlers.snapshot): registered by every function, run
+# only where Lambda restores a snapshot.
+from lambdas.handlers import snapshot  # noqa: E402
+
+snapshot.register()
