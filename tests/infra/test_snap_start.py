@@ -17,8 +17,7 @@ pytestmark = pytest.mark.xdist_group("infra-template")
 def snap_started(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     context = {"snapStart": "api,worker", **SKIP_BUNDLING}
     _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("snap")), checks=False)
-    synthesized = dict(Template.from_stack(stack).to_json())
-    return synthesized
+    return dict(Template.from_stack(stack).to_json())
 
 
 def _alias_of(template: dict[str, Any], function_id: str) -> str:
