@@ -57,9 +57,10 @@ def markdown(measured: Sequence[tuple[Figure, str]], header: str) -> str:
     for figure, load in measured:
         if not figure.checked:
             continue
-        goal = f"{'>=' if figure.at_least else '<='} {figure.limit:g}{figure.unit.strip() or 'x'}"
+        unit = figure.unit if figure.unit in ("x", "s") else f" {figure.unit.strip()}".rstrip()
+        goal = f"{'>=' if figure.at_least else '<='} {figure.limit:g}{unit}"
         verdict = "ok" if figure.met else "**missed**"
-        value = f"{figure.ratio:.2f}{figure.unit.strip() or 'x'}"
+        value = f"{figure.ratio:.2f}{unit}"
         rows.append(f"| {figure.name} | {value} | {goal} | {verdict} | {figure.detail} | {load} |")
     return "\n".join(rows)
 
