@@ -65,6 +65,8 @@ ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
 ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
 ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
 ENV_JOB_SECRETS: Final = "JOB_SECRETS"
+# The stack's overrides of job types' retry policies (CDK context `retryPolicies`; JSON: type -> fields).
+ENV_RETRY_POLICIES: Final = "RETRY_POLICIES"
 # IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
 ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
@@ -93,6 +95,11 @@ SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
 MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backoff stops meaning anything
+# A job type's retry policy (`lambdas.models.retry.RetryPolicy`) may ask for this many attempts, over a
+# window this long at most: a week outlasts any outage worth waiting for, and keeps a dead job's
+# alert within the week its client can still act on.
+MAX_POLICY_ATTEMPTS: Final = 50
+MAX_RETRY_WINDOW_SECONDS: Final = 7 * 24 * 60 * 60
 # Flow control defaults: SES's sending rate of a new production account (per account, so a context key:
 # sesPerSecond), and the most deliveries at once to one webhook host (webhookHostConcurrency).
 SES_PER_SECOND: Final = 14

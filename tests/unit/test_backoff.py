@@ -2,7 +2,7 @@
 
 import pytest
 
-from lambdas.config import SQS_MAX_VISIBILITY_SECONDS as MAX_VISIBILITY_SECONDS
+from lambdas.config import MAX_RETRY_WINDOW_SECONDS
 from lambdas.lifecycle.backoff import retry_delay
 
 
@@ -27,5 +27,7 @@ def test_retry_after_is_a_floor_not_a_replacement() -> None:
     assert retry_delay(6, 10, 300, retry_after=5, rng=lambda: 1.0) == 300
 
 
-def test_no_delay_exceeds_what_sqs_accepts() -> None:
-    assert retry_delay(1, 10, 300, retry_after=10**9) == MAX_VISIBILITY_SECONDS
+def test_no_delay_exceeds_the_longest_retry_window() -> None:
+    """A delay beyond SQS's waits is a `scheduled` job's start time: it is bounded by the week a retry
+    policy may span, not by a message's visibility timeout."""
+    assert retry_delay(1, 10, 300, retry_after=10**9) == MAX_RETRY_WINDOW_SECONDS
