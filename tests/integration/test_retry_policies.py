@@ -17,6 +17,7 @@ from lambdas.jobs.base import RetryPolicy
 from lambdas.models import settings
 from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
+from tests.support.transitions import Lines, transitions
 
 pytestmark = pytest.mark.usefixtures("test_types")
 
@@ -122,12 +123,17 @@ def test_the_stacks_override_applies_in_the_worker_and_the_api(
 
 
 def test_a_retry_after_two_hours_waits_scheduled_spends_one_attempt_and_is_never_redriven(
-    pipeline: Pipeline, clock: Clock, visibility: list[int], monkeypatch: pytest.MonkeyPatch
+    pipeline: Pipeline,
+    clock: Clock,
+    visibility: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    log_lines: Lines,
 ) -> None:
     """A wait longer than SQS can delay a message is the job's start time: `scheduled`, its message
     deleted, handed to SQS by the recovery sweep when due, claimed then and not before. Broken lines,
     each alone: `scheduled = delay > config.SQS_MAX_DELAY_SECONDS` as `scheduled = False` (a 2-hour
-    visibility timeout on a kept message); the store's `retry` writing `pending` whatever `scheduled`."""
+    visibility timeout on a kept message); the store's `retry` writing `pending` whatever `scheduled`;
+    `hand_over_due`'s log line with attempt 0 (as it was when only new jobs were `scheduled`)."""
     monkeypatch.setattr(random, "random", lambda: 1.0)
     name = _register(
         "test_outage",
@@ -156,6 +162,15 @@ def test_a_retry_after_two_hours_waits_scheduled_spends_one_attempt_and_is_never
     job = pipeline.job(job_id)
     assert (job["status"], job["attempts"]) == ("done", 2)
     assert pipeline.visible(pipeline.dlq_url) == 0
+    moves = [(t[2], t[3], t[4]) for t in transitions(log_lines(), job_id)]
+    assert moves == [
+        ("new", "pending", 0),
+        ("pending", "processing", 1),
+        ("processing", "scheduled", 1),
+        ("scheduled", "pending", 1),
+        ("pending", "processing", 2),
+        ("processing", "done", 2),
+    ]
 
 
 def test_a_job_past_its_window_dies_saying_so_with_one_alert(
