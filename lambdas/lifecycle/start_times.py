@@ -65,7 +65,9 @@ def hand_over_due(
         pending = store.hand_over(job)
         if pending is None:
             continue  # another sweep handed it over, or a caller moved or cancelled it
-        log_transition(job.job_id, job.job_type, JobStatus.SCHEDULED, JobStatus.PENDING, job.attempts, "due soon")
+        log_transition(
+            job.job_id, job.job_type, JobStatus.SCHEDULED, JobStatus.PENDING, job.attempts, "due soon"
+        )
         try:
             send_if_pending(queue, pending, store.now())
         except Exception:
