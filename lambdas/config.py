@@ -160,7 +160,8 @@ WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CP
 DLQ_BATCH_SIZE: Final = 5
 DLQ_BATCHING_WINDOW_SECONDS: Final = 30
 # SQS redrive is only a backstop: the job record decides when a job is exhausted. The headroom covers
-# throttled receives (AWS advises at least 5) on top of the most attempts a job may ask for.
+# throttled receives (AWS advises at least 5) on top of the most attempts one message carries (a retry
+# after the MAX_ATTEMPTS_LIMIT-th attempt, or beyond SQS's longest delay, takes a fresh message).
 MAX_RECEIVE_COUNT: Final = MAX_ATTEMPTS_LIMIT + 5
 MAIN_QUEUE_RETENTION_DAYS: Final = 4
 DLQ_RETENTION_DAYS: Final = 14
