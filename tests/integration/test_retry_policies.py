@@ -219,3 +219,19 @@ def test_retries_past_the_tenth_attempt_wait_in_fresh_messages_so_sqs_never_redr
     job = pipeline.job(job_id)
     assert (job["status"], job["attempts"]) == ("dead", 20)
     assert job["lastError"].startswith("attempts exhausted (20/20)")
+
+
+def test_a_schedules_jobs_get_their_types_attempts_unless_it_names_its_own(pipeline: Pipeline) -> None:
+    """As POST /jobs: the policy's attempts by default, the schedule's when given, up to the policy's.
+    Broken lines, each alone: `_attempts`' `asked = ...` as `asked = job.max_attempts` (the model's 5
+    whatever the type); `create_schedule`'s `max_attempts=_attempts(...)` as `request.job.max_attempts`."""
+    name = _register("test_patient", RetryPolicy(attempts=25))
+
+    def schedule(job: dict[str, Any]) -> Any:
+        request = {"name": "nightly", "expression": "cron(0 2 * * ? *)", "job": {"type": name, **job}}
+        return pipeline.request("POST", "/schedules", request)
+
+    assert schedule({"payload": {}}).body["job"]["maxAttempts"] == 25
+    assert schedule({"payload": {}, "maxAttempts": 3}).body["job"]["maxAttempts"] == 3
+    refused = schedule({"payload": {}, "maxAttempts": 26})
+    assert (refused.status, refused.body["error"]["code"]) == (400, "invalid_request")
