@@ -449,20 +449,23 @@ class Worker:
         next_status = JobStatus.SCHEDULED if scheduled else JobStatus.PENDING
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, next_status, job.attempts, error)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
-        elapsed = _elapsed_ms(started)
-        if scheduled:  # the sweep's hand-over sends its message when it is due
-            return MessageResult(message.message_id, Outcome.RETRIED_LATER, job.job_type, elapsed)
+        outcome = Outcome.RETRIED_LATER if scheduled else self._retry_message(message, job, delay)
+        return MessageResult(message.message_id, outcome, job.job_type, _elapsed_ms(started))
+
+    def _retry_message(self, message: QueueMessage, job: Job, delay: int) -> Outcome:
+        """The message of a retry due within SQS's longest delay: this one kept for its first
+        MAX_ATTEMPTS_LIMIT attempts, then a fresh one (kept, it would be received once more per attempt,
+        past the queue's maxReceiveCount). A `scheduled` retry has none until the sweep's hand-over."""
         if job.attempts < config.MAX_ATTEMPTS_LIMIT:
             self._queue.change_visibility(message.receipt_handle, delay)
-            return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
-        # Kept, this message would be received once more per attempt, past the queue's maxReceiveCount.
+            return Outcome.RETRIED
         try:
             self._queue.send_job(job, delay)
         except Exception:
             logger.exception("SendMessage failed for a retry; its message is delivered again")
             self._queue.change_visibility(message.receipt_handle, delay)
-            return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
-        return MessageResult(message.message_id, Outcome.RETRIED_LATER, job.job_type, elapsed)
+            return Outcome.RETRIED
+        return Outcome.RETRIED_LATER
 
     def _dead(
         self,
