@@ -176,3 +176,44 @@ def test_the_durable_function_alias_starts_one_execution_per_name(flows: Client)
     assert runtime.durable.executions() == before + 1
     assert other.value.response["Error"]["Code"] == "DurableExecutionAlreadyStartedException"
     assert unknown.value.response["Error"]["Code"] == "ResourceNotFoundException"
+
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def test_the_console_shows_a_workflows_steps_as_a_timeline_in_text(flows: Client) -> None:
+    """The job page's Steps table: each step in the order it started, with its status and error, names
+    and errors shown as text (no dialog opens). Seen failing with `stepsTimeline`'s step name cell as
+    `el('td', {}, step.status)` (the step's name was missing from its row)."""
+    from playwright.sync_api import Dialog, expect, sync_playwright
+
+    from tests.support.browser import MISSING, find_chromium
+
+    job_id = flows.submit("step_fails", {"step": f"charge {XSS}", "error": f"card declined {XSS}"})
+    flows.wait_for_status(job_id, {"dead"}, timeout=60)
+    executable = find_chromium()
+    if executable is None:
+        pytest.fail(MISSING)
+    dialogs: list[str] = []
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable)
+        page = browser.new_page()
+        page.on("dialog", dismiss)
+        page.goto(f"{flows.runtime.url}console")
+        page.get_by_label("API key").fill(flows.runtime.api_key)
+        page.get_by_role("button", name="Sign in").click()
+        page.goto(f"{flows.runtime.url}console#/jobs/{job_id}")
+
+        rows = page.get_by_role("table", name="Steps, in the order they started").get_by_role("row")
+        expect(rows).to_have_count(3, timeout=20_000)  # the heading's row, then one a step
+        expect(rows.nth(1)).to_contain_text("first")
+        expect(rows.nth(1)).to_contain_text("done")
+        expect(rows.nth(2)).to_contain_text(f"charge {XSS}")
+        expect(rows.nth(2)).to_contain_text(f"card declined {XSS}")
+        browser.close()
+    assert dialogs == []
