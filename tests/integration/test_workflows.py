@@ -251,3 +251,28 @@ def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
     assert job["status"] == "dead"
     assert "execution timeout" in job["lastError"]
     assert (first["workflowsTimedOut"], again["workflowsTimedOut"]) == (1, 0)
+
+
+def test_a_workflow_types_limit_applies_to_starting_its_execution(
+    pipeline: Pipeline, engine: Any, clock: Clock
+) -> None:
+    """Over its type's limit, a workflow job waits `pending` before its claim, as any type's start does,
+    and starts no execution. Seen failing with `Worker.process`'s `if admission.refused is not None:`
+    as `if False:` (neither waited: two executions)."""
+    import dataclasses
+
+    from lambdas.jobs import registry
+    from lambdas.models.limits import Limit
+    from tests.support.workflows import onboarding_module
+
+    registry.unregister("onboarding")  # the engine fixture's, without a limit
+    one_a_minute = Limit(per_second=1 / 60)
+    registry.register(dataclasses.replace(onboarding_module().JOB_TYPE, limits=one_a_minute))
+    first = pipeline.submit("onboarding", FAST)
+    second = pipeline.submit("onboarding", FAST)
+
+    pipeline.run_worker()
+
+    waits = [(pipeline.job(job_id).get("waitingFor") or {}).get("limit") for job_id in (first, second)]
+    assert sorted(map(str, waits)) == ["None", "perSecond"]
+    assert engine.executions() == 1
