@@ -94,6 +94,9 @@ class DurableFunctions:
             )
         )
         self._threads: list[threading.Thread] = []
+        # The service logs a wait's timeout or a retried invocation as a warning: both are a workflow's
+        # ordinary life here; a crashed function process is on the console already (lambda_pool).
+        logging.getLogger("aws_durable_execution_sdk_python_testing").setLevel(logging.ERROR)
 
     def functions(self) -> list[FunctionSpec]:
         return [f for f in self._provisioned.functions.values() if f.durable_timeout_seconds is not None]
