@@ -9,9 +9,9 @@ What is held, over README.md and every `docs/**/*.md` (docs/openapi.json is gene
 - every relative link resolves to a file or folder of the repository, and a link's `#anchor` into a
   Markdown page to one of its headings (GitHub's anchors).
 
-Seen to fail with docs/internals/capacity.md padded past 400 lines, with the words as they stood before the split
-(42,946), with
-`issue 39` written into docs/internals/README.md, and with a link to `internals/flow-controls.md`.
+Seen to fail with docs/internals/capacity.md padded past 400 lines, with the words as they stood before
+the split (42,946), with `issue 39` written into docs/internals/README.md, and with a link to
+`flow-controls.md`.
 """
 
 import re
