@@ -119,7 +119,7 @@ API_STAGE: Final = "v1"
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
 MAX_JSON_DEPTH: Final = 32
 # Index partitions per status (and per owner): each key takes about 2 writes per job passing through,
-# so 32 keeps a key near 625 writes/s at 10,000 jobs/s, under a partition's 1,000 (docs/design.md).
+# so 32 keeps a key near 625 writes/s at 10,000 jobs/s, under a partition's 1,000 (docs/internals/capacity.md).
 STATUS_SHARDS: Final = 32
 MAX_STATUS_SHARDS: Final = 64  # a list page queries every shard: more makes pages slower
 # What one list page may read, whatever the filters leave (so no caller pays for reading past what

@@ -9,7 +9,7 @@ from lambdas.models.waiting import WaitingFor
 
 class JobStatus(StrEnum):
     # Due beyond SQS's longest message delay (the schedule horizon): no message exists yet; the sweep
-    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/design.md).
+    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/internals/scheduling.md).
     SCHEDULED = "scheduled"
     PENDING = "pending"
     PROCESSING = "processing"

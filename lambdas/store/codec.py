@@ -300,7 +300,7 @@ class JobItems:
     def state(self, job_id: str, owner: str, status: JobStatus, due_at: float, now: float) -> State:
         """Entering `status`. A live state keeps `dueAt` (the sweeper's index) and no TTL; a finished
         one drops `dueAt`, so the sparse `byStatus` index forgets it, and expires after the TTL.
-        `processing` drops the owner's status key: a claim knows only the job id (see docs/design.md)."""
+        `processing` drops the owner's status key: a claim knows only the job id (see docs/internals/capacity.md)."""
         assign: dict[str, Any] = {
             "status": status.value,
             schema.STATUS_SHARD: self.shard(job_id, status),

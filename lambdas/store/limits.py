@@ -25,7 +25,7 @@ concurrency`, the bucket's inequality for the guessed side of `tat`), so a busy 
 read first. When it fails, the item DynamoDB returns (ReturnValuesOnConditionCheckFailure) decides:
 refuse and reserve a start (one more UpdateItem, an atomic add to the owner's lane), or write the new
 state conditioned on `ver`. Each acquire costs one write unit, failed conditions included; one key takes
-up to about 1,000 a second (one item's partition): docs/design.md, flow control.
+up to about 1,000 a second (one item's partition): docs/internals/flow-control.md.
 """
 
 import math
