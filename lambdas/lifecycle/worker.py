@@ -48,7 +48,7 @@ from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops import OPS_TYPE
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobStatus, Priority
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
@@ -69,10 +69,11 @@ class QueueMessage:
     message_id: str
     receipt_handle: str
     body: str
+    source_arn: str = ""  # the queue it came from: the group's queue or its high queue
 
     @classmethod
     def from_record(cls, record: "SQSRecord") -> "QueueMessage":
-        return cls(record.message_id, record.receipt_handle, record.body)
+        return cls(record.message_id, record.receipt_handle, record.body, record.event_source_arn)
 
 
 class Outcome(StrEnum):
@@ -175,12 +176,12 @@ class Worker:
             and wait.until > self._store.now() + 1
         ):
             return self._wait(
-                message, _Sent(job_id, sent.job_type, sent.owner), wait
+                message, _Sent(job_id, sent.job_type, sent.owner, sent.priority), wait
             )  # a link of a long wait's chain
         admission = self._limits.admit(sent, lambda: self._store.get(job_id, counts=False))
         if admission.refused is not None:
             waiting = admission.refused
-            sending = _Sent(job_id, admission.job_type, admission.owner)
+            sending = _Sent(job_id, admission.job_type, admission.owner, admission.priority)
             wait = Wait(waiting.key, waiting.until, admission.reserved, admission.pause)
             return self._wait(message, sending, wait, waiting)
         try:
@@ -327,7 +328,7 @@ class Worker:
             self._queue.send_job(job)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, 0)
+            self._queue.change_visibility(message.receipt_handle, 0, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
         return MessageResult(message.message_id, Outcome.CONTINUED, job.job_type, elapsed)
 
@@ -363,7 +364,7 @@ class Worker:
             self._queue.send_job(sent, delay, wait)
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, sent.job_type)
         kind = waiting.kind.value if waiting is not None else "chain"
         logger.info("waits", waitingFor=kind, key=wait.key, delaySeconds=delay)
@@ -403,7 +404,7 @@ class Worker:
             self._queue.send_job(job, delay, Wait(waiting.key, waiting.until))
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type)
         logger.info("waits", waitingFor=waiting.kind.value, key=waiting.key, delaySeconds=delay)
         return MessageResult(message.message_id, Outcome.DEFERRED, job.job_type)
@@ -432,7 +433,7 @@ class Worker:
         except StaleAttemptError:
             return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, error)
-        self._queue.change_visibility(message.receipt_handle, delay)
+        self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
         return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
 
@@ -465,7 +466,7 @@ class Worker:
         early = job.run_at / 1000 - self._store.now()
         if job.status is JobStatus.PENDING and early > 0:
             # Sent for the start time before a reschedule moved it later: back when the job is due.
-            self._queue.change_visibility(message.receipt_handle, math.ceil(early))
+            self._queue.change_visibility(message.receipt_handle, math.ceil(early), message.source_arn)
             return MessageResult(message.message_id, Outcome.EARLY, job.job_type)
         logger.info("duplicate message dropped", status=job.status.value)
         return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
@@ -500,6 +501,7 @@ class _Sent:
     job_id: str
     job_type: str
     owner: str
+    priority: Priority
 
 
 def _death(job: Job, reason: str) -> dict[str, str]:

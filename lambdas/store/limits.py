@@ -13,7 +13,11 @@ An item holds what the limit needs to say yes or no in one conditional write:
   owner's lane, one interval (`1 / perSecond`, or the last run's length over the slots) times the
   owners waiting apart, so the waiters of one key come back one at a time, round-robin across owners,
   never all at once. While `line` is ahead, a job that holds no reservation is refused even if the
-  bucket has a token: the tokens are the reserved jobs';
+  bucket has a token: the tokens are the reserved jobs'. Within a lane, priority orders: a `high` job
+  refused while its owner waits is handed the lane's next start instead of one after its end, and the
+  lane owes a start (`b`, one per such job): the next `normal` or `low` job of the lane that comes back
+  at its reserved start yields it (refused, and reserved again at the lane's end), so the owner's share
+  of the limit stays what it was;
 - `p_<pause>` (ms): a receiver's Retry-After stops the starts of the jobs it answers for (one client's
   deliveries to one URL: `pause_of` in `lambdas/lifecycle/limits.py`) until then; `pausedUntil`, a
   pause of the whole key written before pauses were scoped, is still honoured until it ends;
@@ -35,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from lambdas.models.job import Priority
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store import clients, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
@@ -142,15 +147,30 @@ class LimitStore:
         reserved: bool = False,
         reserve: bool = True,
         pause: str | None = None,
+        priority: Priority = Priority.NORMAL,
     ) -> Admitted | Refused:
         """Take a start (and a slot, if the limit has a concurrency) for `job_id`, the slot marked with
         `tag` (what a release must name). `reserved`: the job comes back at a start reserved for it, so
         the reservations ahead (`line`) do not hold it back. Refused with `reserve`, the job is handed
-        a start of its own in `lane` (its owner's); without, it is told when the limit next allows one."""
+        a start of its own in `lane` (its owner's); without, it is told when the limit next allows one.
+        A reserved `normal` or `low` job yields its start while its lane owes one to a `high` job."""
+        lane = lane or _NO_LANE
+        yields = reserved and priority is not Priority.HIGH
         for tries in range(_WRITE_TRIES):
             now_ms = self.now() * 1000
             try:
-                self._fast_acquire(name, key, limit, job_id, tag, now_ms, lease_seconds, reserved, pause)
+                self._fast_acquire(
+                    name,
+                    key,
+                    limit,
+                    job_id,
+                    tag,
+                    now_ms,
+                    lease_seconds,
+                    reserved,
+                    pause,
+                    lane if yields else None,
+                )
                 return Admitted()
             except ConditionFailedError as failed:
                 seen = failed.item
@@ -164,11 +184,17 @@ class LimitStore:
                 continue  # it exists now: try the one write again
             item = unmarshal(seen)
             self._remember(name, key, item)
+            owed = yields and _owed(item, lane) > 0
             refused = _refusal(item, limit, job_id, now_ms, reserved, pause)
+            if refused is None and owed:
+                refused = Refused(_kind(limit), now_ms / 1000)  # its start is a `high` job's now
             if refused is not None:
                 if not reserve or refused.kind is LimitKind.PAUSED:
                     return refused
-                reservation = self._reserve(name, key, limit, item, lane, refused, now_ms)
+                jumps = priority is Priority.HIGH
+                reservation = self._reserve(
+                    name, key, limit, item, lane, refused, now_ms, jumps, owed, reserved
+                )
                 if reservation is not None:
                     return reservation
                 continue  # another reservation moved the lane meanwhile: read it again
@@ -179,8 +205,7 @@ class LimitStore:
             ):
                 return Admitted()
         # Lost every race for the item: others are taking starts right now, so try again shortly.
-        kind = LimitKind.CONCURRENCY if limit.concurrency is not None else LimitKind.PER_SECOND
-        return Refused(kind, self.now() + _SHORTEST_WAIT_SECONDS)
+        return Refused(_kind(limit), self.now() + _SHORTEST_WAIT_SECONDS)
 
     def _fast_acquire(
         self,
@@ -193,6 +218,7 @@ class LimitStore:
         lease: int,
         reserved: bool,
         pause: str | None,
+        yielding_lane: str | None,
     ) -> None:
         names: dict[str, str] = {}
         values: dict[str, Any] = {":one": 1, ":now": int(now_ms), ":exp": self._expires(now_ms)}
@@ -200,6 +226,9 @@ class LimitStore:
         conditions = ["attribute_exists(ver)", "(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)"]
         if not reserved:
             conditions.append("(attribute_not_exists(line) OR line <= :now)")
+        if yielding_lane is not None:  # a reserved start is not taken while its lane owes one
+            names["#o"] = yielding_lane
+            conditions.append("(attribute_not_exists(lanes.#o.b) OR lanes.#o.b < :one)")
         if pause is not None:
             names["#p"] = _PAUSE_PREFIX + pause
             conditions.append("(attribute_not_exists(#p) OR #p <= :now)")
@@ -246,12 +275,16 @@ class LimitStore:
         lane: str,
         refused: Refused,
         now_ms: float,
+        jumps: bool = False,
+        owed: bool = False,
+        reserved: bool = False,
     ) -> Refused | None:
         """Hand the refused job a start of its own: the next in its owner's lane, no earlier than the
         limit allows one. One UpdateItem: the lane moves by an atomic add when it is ahead (concurrent
         reservations of one owner never conflict), else it starts anew; None when the lane moved
-        between the read and this write (the caller reads again)."""
-        lane = lane or _NO_LANE
+        between the read and this write (the caller reads again). A job that `jumps` the lane (`high`)
+        takes its next start, and the lane owes one; a job whose start was `owed` is reserved at the
+        lane's end, which pays the debt."""
         lanes = _lanes(item)
         waiting_owners = {o for o, (end, _) in lanes.items() if end > now_ms} | {lane}
         step = math.ceil(_spacing_ms(limit, item) * len(waiting_owners))
@@ -263,11 +296,22 @@ class LimitStore:
         stale = [o for o, (end, _) in lanes.items() if end <= now_ms - _STALE_LANE_MS and o != lane][:20]
         removes = [f"lanes.#s{i}" for i in range(len(stale))]
         names.update({f"#s{i}": o for i, o in enumerate(stale)})
-        if seen > floor:  # the owner already waits: its next start is one step after its last
+        if seen > floor and jumps and reserved:  # a `high` job that already made its lane owe a start
+            return Refused(refused.kind, floor / 1000, reserved=True)
+        if seen > floor and jumps:  # the owner already waits: a `high` job takes its next start
+            values = {":floor": int(floor), ":one": 1, ":zero": 0}
+            sets = ["lanes.#o.b = if_not_exists(lanes.#o.b, :zero) + :one"]
+            condition = "lanes.#o.e > :floor"
+            start = floor
+        elif seen > floor:  # the owner already waits: its next start is one step after its last
             sets = ["lanes.#o.e = lanes.#o.e + :step", "lanes.#o.s = :step"]
             if seen + step > line:
                 sets.append("line = lanes.#o.e + :step")
             condition = "lanes.#o.e > :floor"
+            if owed:  # this job's start went to a `high` job: the debt is paid
+                sets.append("lanes.#o.b = lanes.#o.b - :one")
+                condition += " AND lanes.#o.b >= :one"
+                values[":one"] = 1
             start = None
         else:
             end = floor + step
@@ -432,6 +476,16 @@ class LimitStore:
             states.append(_state_of(name, item, limit, now_ms))
         more = "LastEvaluatedKey" in answer and states
         return states, states[-1].key if more else None
+
+
+def _kind(limit: Limit) -> LimitKind:
+    return LimitKind.CONCURRENCY if limit.concurrency is not None else LimitKind.PER_SECOND
+
+
+def _owed(item: dict[str, Any], lane: str) -> int:
+    """How many starts `lane` owes its `high` jobs (see the module docstring)."""
+    entry = dict(item.get("lanes") or {}).get(lane)
+    return int(entry.get("b", 0)) if isinstance(entry, dict) else 0
 
 
 def _lane_end(lane: Any) -> float:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType, RetryLater
+from lambdas.models.job import Priority
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store.limits import Admitted, LimitStore, Refused
 from tests.support.pipeline import Pipeline
@@ -148,6 +149,42 @@ def test_waiters_of_one_key_are_served_round_robin_across_owners(limits: LimitSt
     beta_starts = sorted(r.until for r in beta if isinstance(r, Refused))
     assert beta_starts[-1] - clock() <= 1.0  # beta's 4 within a second, 2 intervals apart
     assert sum(1 for t in alpha_starts if t < beta_starts[-1]) <= 10  # alpha's 40 do not go first
+
+
+def test_within_an_owners_share_a_high_job_starts_before_the_owners_waiting_normal_jobs(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """Alpha's 30 normal jobs wait under perSecond 10, then alpha submits a high job: it is handed the
+    lane's next start (not one after the 30), and the normal job whose start it took yields it when it
+    comes back (reserved again at the lane's end), so alpha still takes one start per interval. Seen to
+    fail with `_reserve`'s `if seen > floor and jumps:` as `if False:` (the high job's start came after
+    the 30 normal ones')."""
+    limit = Limit(per_second=10)
+    assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
+    normal = {f"n{i}": limits.acquire("t", "*", limit, f"n{i}", 1, LEASE, lane="alpha") for i in range(30)}
+    high = limits.acquire("t", "*", limit, "h", 1, LEASE, lane="alpha", priority=Priority.HIGH)
+    assert isinstance(high, Refused)
+    assert high.reserved
+    assert all(isinstance(r, Refused) and r.reserved for r in normal.values())
+    starts = {job: r.until for job, r in normal.items() if isinstance(r, Refused)}
+    assert high.until - clock() <= 0.2  # within alpha's next two starts, not 3 s away behind the 30
+    # Each comes back at its start; the first normal job to come back after the high one yields.
+    clock.now = high.until
+    assert isinstance(
+        limits.acquire("t", "*", limit, "h", 1, LEASE, lane="alpha", reserved=True, priority=Priority.HIGH),
+        Admitted,
+    )
+    first = min(starts, key=lambda job: starts[job])
+    clock.now = max(clock.now, starts[first])
+    yielded = limits.acquire("t", "*", limit, first, 1, LEASE, lane="alpha", reserved=True)
+    assert isinstance(yielded, Refused)
+    assert yielded.reserved
+    assert yielded.until > max(starts.values())  # reserved again at the lane's end
+    second = sorted(starts, key=lambda job: starts[job])[1]
+    clock.now = max(clock.now, starts[second])
+    assert isinstance(
+        limits.acquire("t", "*", limit, second, 1, LEASE, lane="alpha", reserved=True), Admitted
+    )
 
 
 def test_concurrent_workers_never_hold_more_slots_than_the_limit(limits: LimitStore) -> None:
