@@ -88,3 +88,26 @@ def test_a_schedules_job_keeps_its_priority_through_create_patch_and_firing(pipe
     patched = pipeline.request("PATCH", f"/schedules/{schedule_id}", {"job": {**job, "priority": "low"}})
     assert patched.status == 200, patched.body
     assert patched.body["job"]["priority"] == "low"
+
+
+def test_a_high_job_that_fails_is_retried_on_the_high_queue_it_came_from(pipeline: Pipeline) -> None:
+    """The backoff is set on the message where it is (ChangeMessageVisibility on the queue the record
+    names), so the retry stays out of reach of the backlog too. Seen to fail with
+    `JobQueue.change_visibility`'s `url = high` as `pass` (the call went to the queue, where AWS refuses a
+receipt handle of another queue; moto accepts it, so the queue the call names is what is checked)."""
+    from lambdas.store import clients
+
+    seen: list[str] = []
+    clients.client("sqs").meta.events.register(
+        "provide-client-params.sqs.ChangeMessageVisibility",
+        lambda params, **_: seen.append(params["QueueUrl"]),
+    )
+    job_id = pipeline.submit("test_flaky", {"failTimes": 1}, priority="high")
+    high_queue = pipeline.high_queue_urls[pipeline.queue_url]
+
+    response = pipeline.run_worker(pipeline.receive(high_queue))
+
+    assert len(response["batchItemFailures"]) == 1  # kept, to come back after its backoff
+    job = pipeline.job(job_id)
+    assert (job["status"], job["attempts"], job["priority"]) == ("pending", 1, "high")
+    assert seen == [high_queue]
