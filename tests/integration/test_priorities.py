@@ -92,9 +92,9 @@ def test_a_schedules_job_keeps_its_priority_through_create_patch_and_firing(pipe
 
 def test_a_high_job_that_fails_is_retried_on_the_high_queue_it_came_from(pipeline: Pipeline) -> None:
     """The backoff is set on the message where it is (ChangeMessageVisibility on the queue the record
-    names), so the retry stays out of reach of the backlog too. Seen to fail with
-    `JobQueue.change_visibility`'s `url = high` as `pass` (the call went to the queue, where AWS refuses a
-receipt handle of another queue; moto accepts it, so the queue the call names is what is checked)."""
+        names), so the retry stays out of reach of the backlog too. Seen to fail with
+        `JobQueue.change_visibility`'s `url = high` as `pass` (the call went to the queue, where AWS refuses a
+    receipt handle of another queue; moto accepts it, so the queue the call names is what is checked)."""
     from lambdas.store import clients
 
     seen: list[str] = []
