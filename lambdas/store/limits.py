@@ -13,11 +13,14 @@ An item holds what the limit needs to say yes or no in one conditional write:
   owner's lane, one interval (`1 / perSecond`, or the last run's length over the slots) times the
   owners waiting apart, so the waiters of one key come back one at a time, round-robin across owners,
   never all at once. While `line` is ahead, a job that holds no reservation is refused even if the
-  bucket has a token: the tokens are the reserved jobs'. Within a lane, priority orders: a `high` job
-  refused while its owner waits is handed the lane's next start instead of one after its end, and the
-  lane owes a start (`b`, one per such job): the next `normal` or `low` job of the lane that comes back
-  at its reserved start yields it (refused, and reserved again at the lane's end), so the owner's share
-  of the limit stays what it was;
+  bucket has a token: the tokens are the reserved jobs'. Within a lane, priority orders: the lane
+  marks where its `high` starts end (`h`) and where its `high` and `normal` ones end (`n`); a job
+  refused while lower-priority jobs of its owner wait after its mark is handed the start at its mark
+  instead of one after the lane's end, and the lane owes a start to its rank (`b` to a `high` job,
+  owed by any lower one; `d` to a `normal` job, owed by a `low` one): the next lower job of the lane
+  that comes back at its reserved start yields it (refused, and reserved again), so the owner's share
+  of the limit stays what it was, and a lane serves `high`, then `normal`, then `low`, each in the
+  order refused;
 - `p_<pause>` (ms): a receiver's Retry-After stops the starts of the jobs it answers for (one client's
   deliveries to one URL: `pause_of` in `lambdas/lifecycle/limits.py`) until then; `pausedUntil`, a
   pause of the whole key written before pauses were scoped, is still honoured until it ends;
@@ -153,9 +156,9 @@ class LimitStore:
         `tag` (what a release must name). `reserved`: the job comes back at a start reserved for it, so
         the reservations ahead (`line`) do not hold it back. Refused with `reserve`, the job is handed
         a start of its own in `lane` (its owner's); without, it is told when the limit next allows one.
-        A reserved `normal` or `low` job yields its start while its lane owes one to a `high` job."""
+        A reserved job yields its start while its lane owes one to a job of higher priority."""
         lane = lane or _NO_LANE
-        yields = reserved and priority is not Priority.HIGH
+        debts = _DEBTS_PAID[priority] if reserved else ()
         for tries in range(_WRITE_TRIES):
             now_ms = self.now() * 1000
             try:
@@ -169,7 +172,8 @@ class LimitStore:
                     lease_seconds,
                     reserved,
                     pause,
-                    lane if yields else None,
+                    lane,
+                    debts,
                 )
                 return Admitted()
             except ConditionFailedError as failed:
@@ -184,16 +188,15 @@ class LimitStore:
                 continue  # it exists now: try the one write again
             item = unmarshal(seen)
             self._remember(name, key, item)
-            owed = yields and _owed(item, lane) > 0
+            owed = next((debt for debt in debts if _lane_number(item, lane, debt) >= 1), None)
             refused = _refusal(item, limit, job_id, now_ms, reserved, pause)
-            if refused is None and owed:
-                refused = Refused(_kind(limit), now_ms / 1000)  # its start is a `high` job's now
+            if refused is None and owed is not None:
+                refused = Refused(_kind(limit), now_ms / 1000)  # its start is a higher job's now
             if refused is not None:
                 if not reserve or refused.kind is LimitKind.PAUSED:
                     return refused
-                jumps = priority is Priority.HIGH
                 reservation = self._reserve(
-                    name, key, limit, item, lane, refused, now_ms, jumps, owed, reserved
+                    name, key, limit, item, lane, refused, now_ms, priority, owed, reserved
                 )
                 if reservation is not None:
                     return reservation
@@ -218,7 +221,8 @@ class LimitStore:
         lease: int,
         reserved: bool,
         pause: str | None,
-        yielding_lane: str | None,
+        lane: str,
+        debts: tuple[str, ...],
     ) -> None:
         names: dict[str, str] = {}
         values: dict[str, Any] = {":one": 1, ":now": int(now_ms), ":exp": self._expires(now_ms)}
@@ -226,9 +230,9 @@ class LimitStore:
         conditions = ["attribute_exists(ver)", "(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)"]
         if not reserved:
             conditions.append("(attribute_not_exists(line) OR line <= :now)")
-        if yielding_lane is not None:  # a reserved start is not taken while its lane owes one
-            names["#o"] = yielding_lane
-            conditions.append("(attribute_not_exists(lanes.#o.b) OR lanes.#o.b < :one)")
+        for debt in debts:  # a reserved start is not taken while its lane owes one to a higher job
+            names["#o"] = lane
+            conditions.append(f"(attribute_not_exists(lanes.#o.{debt}) OR lanes.#o.{debt} < :one)")
         if pause is not None:
             names["#p"] = _PAUSE_PREFIX + pause
             conditions.append("(attribute_not_exists(#p) OR #p <= :now)")
@@ -275,16 +279,16 @@ class LimitStore:
         lane: str,
         refused: Refused,
         now_ms: float,
-        jumps: bool = False,
-        owed: bool = False,
+        priority: Priority = Priority.NORMAL,
+        owed: str | None = None,
         reserved: bool = False,
     ) -> Refused | None:
         """Hand the refused job a start of its own: the next in its owner's lane, no earlier than the
         limit allows one. One UpdateItem: the lane moves by an atomic add when it is ahead (concurrent
         reservations of one owner never conflict), else it starts anew; None when the lane moved
-        between the read and this write (the caller reads again). A job that `jumps` the lane (`high`)
-        takes its next start, and the lane owes one; a job whose start was `owed` is reserved at the
-        lane's end, which pays the debt."""
+        between the read and this write (the caller reads again). A job with lower-priority jobs of its
+        owner waiting after its rank's mark takes the start at the mark, and the lane owes one to its
+        rank; a job whose start was `owed` (a debt's name) pays it with this reservation."""
         lanes = _lanes(item)
         waiting_owners = {o for o, (end, _) in lanes.items() if end > now_ms} | {lane}
         step = math.ceil(_spacing_ms(limit, item) * len(waiting_owners))
@@ -296,26 +300,34 @@ class LimitStore:
         stale = [o for o, (end, _) in lanes.items() if end <= now_ms - _STALE_LANE_MS and o != lane][:20]
         removes = [f"lanes.#s{i}" for i in range(len(stale))]
         names.update({f"#s{i}": o for i, o in enumerate(stale)})
-        if seen > floor and jumps and reserved:  # a `high` job that already made its lane owe a start
-            return Refused(refused.kind, floor / 1000, reserved=True)
-        if seen > floor and jumps:  # the owner already waits: a `high` job takes its next start
-            values = {":floor": int(floor), ":one": 1, ":zero": 0}
-            sets = ["lanes.#o.b = if_not_exists(lanes.#o.b, :zero) + :one"]
+        mark_name = _MARK.get(priority)
+        mark = _lane_number(item, lane, mark_name) if mark_name else 0.0
+        jumps = mark_name is not None and seen > max(mark, floor)  # lower jobs wait after its mark
+        if jumps and reserved and owed is None:  # it made its lane owe a start already: it comes back
+            return Refused(refused.kind, max(floor, mark) / 1000, reserved=True)
+        if jumps:  # the owner's lower jobs wait after its rank's mark: it takes the start there
+            assert mark_name is not None
+            start = max(floor, mark)
+            values = {":floor": int(floor), ":one": 1, ":zero": 0, ":next": int(start + step)}
+            debt = _DEBT[priority]
+            sets = [f"lanes.#o.{debt} = if_not_exists(lanes.#o.{debt}, :zero) + :one"]
+            sets += [
+                f"lanes.#o.{m} = :next"
+                for m in _MARKS_MOVED[priority]
+                if _lane_number(item, lane, m) < start + step
+            ]
             condition = "lanes.#o.e > :floor"
-            start = floor
         elif seen > floor:  # the owner already waits: its next start is one step after its last
             sets = ["lanes.#o.e = lanes.#o.e + :step", "lanes.#o.s = :step"]
+            sets += [f"lanes.#o.{m} = lanes.#o.e + :step" for m in _MARKS_MOVED.get(priority, ())]
             if seen + step > line:
                 sets.append("line = lanes.#o.e + :step")
             condition = "lanes.#o.e > :floor"
-            if owed:  # this job's start went to a `high` job: the debt is paid
-                sets.append("lanes.#o.b = lanes.#o.b - :one")
-                condition += " AND lanes.#o.b >= :one"
-                values[":one"] = 1
             start = None
         else:
             end = floor + step
-            values[":lane"] = {"e": int(end), "s": step}
+            marks = dict.fromkeys(_MARKS_MOVED.get(priority, ()), int(end))
+            values[":lane"] = {"e": int(end), "s": step, **marks}
             sets = ["lanes.#o = :lane"]
             if end > line:
                 values[":end"] = int(end)
@@ -323,6 +335,10 @@ class LimitStore:
             condition = "attribute_exists(lanes) AND (attribute_not_exists(lanes.#o) OR lanes.#o.e <= :floor)"
             start = floor
             del values[":step"]
+        if owed is not None and seen > floor:  # this job's start went to a higher job: the debt is paid
+            sets.append(f"lanes.#o.{owed} = lanes.#o.{owed} - :one")
+            condition += f" AND lanes.#o.{owed} >= :one"
+            values[":one"] = 1
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         try:
             with domain_errors():
@@ -482,10 +498,23 @@ def _kind(limit: Limit) -> LimitKind:
     return LimitKind.CONCURRENCY if limit.concurrency is not None else LimitKind.PER_SECOND
 
 
-def _owed(item: dict[str, Any], lane: str) -> int:
-    """How many starts `lane` owes its `high` jobs (see the module docstring)."""
+# Priority in a lane (see the module docstring): the mark a rank's starts end at, the marks a start of
+# the rank moves, the debt a lane owes the rank, and the debts a reserved job of the rank pays, in
+# order (a low job stands where a normal one jumped before a high one did).
+_MARK = {Priority.HIGH: "h", Priority.NORMAL: "n"}
+_MARKS_MOVED = {Priority.HIGH: ("h", "n"), Priority.NORMAL: ("n",)}
+_DEBT = {Priority.HIGH: "b", Priority.NORMAL: "d"}
+_DEBTS_PAID: dict[Priority, tuple[str, ...]] = {
+    Priority.HIGH: (),
+    Priority.NORMAL: ("b",),
+    Priority.LOW: ("d", "b"),
+}
+
+
+def _lane_number(item: dict[str, Any], lane: str, name: str) -> float:
+    """A number of `lane`'s entry (a mark or a debt; 0 when absent)."""
     entry = dict(item.get("lanes") or {}).get(lane)
-    return int(entry.get("b", 0)) if isinstance(entry, dict) else 0
+    return float(entry.get(name, 0)) if isinstance(entry, dict) else 0.0
 
 
 def _lane_end(lane: Any) -> float:
