@@ -158,8 +158,8 @@ def test_within_an_owners_share_a_high_job_starts_before_the_owners_waiting_norm
     """Alpha's 30 normal jobs wait under perSecond 10, then alpha submits a high job: it is handed the
     lane's next start (not one after the 30), and the normal job whose start it took yields it when it
     comes back (reserved again at the lane's end), so alpha still takes one start per interval. Seen to
-    fail with `_reserve`'s `if seen > floor and jumps:` as `if False:` (the high job's start came after
-    the 30 normal ones')."""
+    fail with `_reserve`'s `jumps = mark_name is not None and seen > max(mark, floor)` as `jumps = False`
+    (the high job's start came after the 30 normal ones')."""
     limit = Limit(per_second=10)
     assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
     normal = {f"n{i}": limits.acquire("t", "*", limit, f"n{i}", 1, LEASE, lane="alpha") for i in range(30)}
