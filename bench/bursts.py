@@ -91,6 +91,8 @@ class _Sim:
 
 
 _sim: _Sim | None = None
+_idle_from = 0.0  # the virtual time the last run ended
+_IDLE_GAP_SECONDS = 120
 
 
 def _run(_payload: _Empty, context: JobContext) -> None:
@@ -174,7 +176,10 @@ def _burst(owners: list[tuple[str, int]], high: str | None = None) -> _Outcome:
     handler._worker.cache_clear()
     worker = handler._worker()
     store = worker._store
-    with _simulated(time.time()) as sim, counting_calls() as log:
+    global _idle_from
+    # Each run starts on an idle limit: after the virtual time the run before it reached (its reserved
+    # starts and its bucket lie in that future), and after its lanes went stale.
+    with _simulated(max(time.time(), _idle_from + _IDLE_GAP_SECONDS)) as sim, counting_calls() as log:
         started = sim.now
         ids: dict[str, list[str]] = {}
         for owner, count in owners:
@@ -194,6 +199,7 @@ def _burst(owners: list[tuple[str, int]], high: str | None = None) -> _Outcome:
             if beta_done_at is None and "beta" in ids and all(j in sim.starts for j in ids["beta"]):
                 beta_done_at = sim.now
         calls = sum(log.calls.values()) + sim.sqs_calls
+        _idle_from = sim.now
     every = [j for owner_ids in ids.values() for j in owner_ids]
     jobs = [store.get(j) for j in every]
     hurt = sum(1 for j in jobs if j is None or j.status.value != "done" or j.attempts != 1)

@@ -73,7 +73,8 @@ class QueueMessage:
 
     @classmethod
     def from_record(cls, record: "SQSRecord") -> "QueueMessage":
-        return cls(record.message_id, record.receipt_handle, record.body, record.event_source_arn)
+        # A hand-made event may name no source: its messages are taken as the function's queue's.
+        return cls(record.message_id, record.receipt_handle, record.body, record.get("eventSourceARN") or "")
 
 
 class Outcome(StrEnum):
