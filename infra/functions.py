@@ -428,6 +428,9 @@ def stack_environment(
         config.ENV_SENDER_EMAIL: settings.sender_email,
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
+        config.ENV_RETRY_POLICIES: json.dumps(
+            settings.retry_overrides, separators=(",", ":"), sort_keys=True
+        ),
         config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
         config.ENV_ALERT_WINDOW_SECONDS: str(settings.alert_window_seconds),
         config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),

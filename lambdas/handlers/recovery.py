@@ -47,6 +47,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "requeuedExpired": report.requeued_expired,
         "parentsFinished": report.parents_finished,
         "handedOver": report.handed_over,
+        "workflowsTimedOut": report.workflows_timed_out,
         "outOfTime": report.out_of_time,
         "errors": len(report.errors),
     }

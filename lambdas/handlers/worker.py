@@ -22,6 +22,7 @@ _COUNTED = {
     Outcome.SUCCEEDED: config.METRIC_SUCCEEDED,
     Outcome.WAITING: config.METRIC_SUCCEEDED,
     Outcome.RETRIED: config.METRIC_RETRIED,
+    Outcome.RETRIED_LATER: config.METRIC_RETRIED,
     Outcome.CONTINUED: config.METRIC_RETRIED,  # counted with retries, as before it had its own outcome
 }
 

@@ -22,11 +22,14 @@ PRIORITY_DESCRIPTION = (
 class SubmitJobRequest(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type, e.g. send_email.")
     payload: dict[str, Any] = Field(description="The job type's input; validated against that type's model.")
-    max_attempts: int = Field(
-        default=config.DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int | None = Field(
+        default=None,
         ge=1,
-        le=config.MAX_ATTEMPTS_LIMIT,
-        description="Attempts before the job is declared dead.",
+        le=config.MAX_POLICY_ATTEMPTS,
+        description=(
+            "Attempts before the job is declared dead. Default: its type's retry policy's (5 unless the "
+            "type declares more); at most 10, or the policy's attempts when those are more."
+        ),
     )
     delay_seconds: int = Field(
         default=0,

@@ -127,6 +127,7 @@ class Job:
     # job has waited so in all (bounded by LIMIT_MAX_WAIT_SECONDS).
     waiting_for: WaitingFor | None = None
     waited_seconds: int = 0
+    retrying_since: int = 0  # epoch milliseconds its first failed attempt ended (0: none yet)
     run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
     steps: tuple[WorkflowStep, ...] = ()  # a workflow's, in the order they started
     execution: str | None = None  # a workflow's durable execution, once the worker handed it over

@@ -16,7 +16,15 @@ class ScheduledJob(WireModel):
     payload: dict[str, Any] = Field(
         description="The job type's input; validated when the schedule is written."
     )
-    max_attempts: int = Field(default=config.DEFAULT_MAX_ATTEMPTS, ge=1, le=config.MAX_ATTEMPTS_LIMIT)
+    max_attempts: int = Field(
+        default=config.DEFAULT_MAX_ATTEMPTS,
+        ge=1,
+        le=config.MAX_POLICY_ATTEMPTS,
+        description=(
+            "Attempts of each job it creates. Default: its type's retry policy's (5 unless the type "
+            "declares more); at most 10, or the policy's attempts when those are more."
+        ),
+    )
     priority: Priority = Field(default=Priority.NORMAL, description=PRIORITY_DESCRIPTION)
 
 

@@ -87,6 +87,8 @@ EXECUTION_ARN = "executionArn"
 STEP_PREFIX = "step:"
 EVENT_CALLBACK = "eventCallback"
 WAITED_SECONDS = "waitedSeconds"
+# Epoch ms of the failure that started the job's retries: its retry policy's window counts from it.
+RETRYING_SINCE = "retryingSince"
 # Items written before owners existed; no API key id looks like this.
 NO_OWNER = "-"
 
@@ -177,6 +179,7 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         reopened_at=int(raw.get(REOPENED_AT, 0)),
         waiting_for=_waiting_for(raw.get(WAITING_FOR)),
         waited_seconds=int(raw.get(WAITED_SECONDS, 0)),
+        retrying_since=int(raw.get(RETRYING_SINCE, 0)),
         run_at=int(raw.get(RUN_AT, 0)),
         steps=_steps(raw),
         execution=raw.get(EXECUTION),
