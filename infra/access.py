@@ -28,7 +28,7 @@ class Resource(StrEnum):
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
     LIMITS_TABLE = "limits table"
     SCHEDULES_TABLE = "schedules table"
-    MAIN_QUEUE = "main queue"  # a worker's own job queue: the shared one, or its group's
+    MAIN_QUEUE = "main queue"  # a worker's own job queues (the shared ones, or its group's): the queue and its high queue
     DEAD_LETTER_QUEUE = "dead-letter queue"  # likewise, its own
     OTHER_JOB_QUEUES = "the other workers' job queues"
     EVERY_DEAD_LETTER_QUEUE = "every worker's dead-letter queue"

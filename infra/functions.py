@@ -373,7 +373,10 @@ def workflow_spec(group: WorkerGroup) -> FunctionSpec:
 def job_types_environment(scope: Construct, catalog: JobTypeCatalog, queues: JobQueues) -> dict[str, str]:
     """What every function may know of the job types: the user's packages, and each type's queue."""
     stack = Stack.of(scope)
-    offered = {config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes())}
+    offered = {
+        config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes()),
+        config.ENV_HIGH_QUEUE_URLS: stack.to_json_string(queues.high_routes()),
+    }
     if catalog.packages:
         offered[config.ENV_JOB_PACKAGES] = ",".join(catalog.package_names)
     return offered

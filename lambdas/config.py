@@ -63,6 +63,10 @@ ENV_MAX_FIRINGS_PER_CLIENT_DAY: Final = "MAX_FIRINGS_PER_CLIENT_DAY"
 # worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
 ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
 ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
+ENV_HIGH_QUEUE_URLS: Final = "HIGH_QUEUE_URLS"
+# A group's high queue's mapping: small batches, no batching window, a few invocations of its own.
+HIGH_QUEUE_BATCH_SIZE: Final = 10
+HIGH_QUEUE_MAX_CONCURRENCY: Final = 2
 ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
 ENV_JOB_SECRETS: Final = "JOB_SECRETS"
 # The stack's overrides of job types' retry policies (CDK context `retryPolicies`; JSON: type -> fields).

@@ -147,6 +147,7 @@ def create_schedule(
         job_type=request.job.type,
         payload=_checked_job(request.job, caller.owner),
         max_attempts=_attempts(request.job, retry_policies),
+        priority=request.job.priority,
         overlap=request.overlap,
         state=request.state,
         created_at=iso_time(now),
@@ -236,6 +237,7 @@ def update_schedule(
             job_type=request.job.type,
             payload=_checked_job(request.job, seen.owner),
             max_attempts=_attempts(request.job, retry_policies),
+            priority=request.job.priority,
         )
     if (changed.expression, changed.time_zone) != (seen.expression, seen.time_zone):
         check_expression(changed.expression, changed.time_zone, schedules.now())
@@ -354,6 +356,7 @@ def fire(
         payload=schedule.payload,
         max_attempts=schedule.max_attempts,
         owner=schedule.owner,
+        priority=schedule.priority,
     )
     try:
         job = store.put_new(new)

@@ -30,7 +30,7 @@ from lambdas.lifecycle.errors import (
 from lambdas.lifecycle.start_times import delay_until, send_if_pending
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, NewJob
+from lambdas.models.job import Job, NewJob, Priority
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import ItemTooLargeError, JobExistsError
 from lambdas.store.jobs import JobStore
@@ -49,7 +49,11 @@ class Submitted:
 
 
 def _request_hash(request: SubmitJobRequest) -> str:
-    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    # A `normal` request hashes as it did before priorities, so its retry still matches its job.
+    unasked = {"priority"} if request.priority is Priority.NORMAL else None
+    canonical = json.dumps(
+        request.model_dump(mode="json", exclude=unasked), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -126,6 +130,7 @@ def submit(
         request_hash=request_hash,
         owner=caller.owner,
         horizon_seconds=horizon_seconds if request.run_at is not None or delay else 0,
+        priority=request.priority,
     )
     try:
         job = store.put_new(new)

@@ -54,7 +54,7 @@ from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops import OPS_TYPE
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobStatus, Priority
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
@@ -75,10 +75,12 @@ class QueueMessage:
     message_id: str
     receipt_handle: str
     body: str
+    source_arn: str = ""  # the queue it came from: the group's queue or its high queue
 
     @classmethod
     def from_record(cls, record: "SQSRecord") -> "QueueMessage":
-        return cls(record.message_id, record.receipt_handle, record.body)
+        # A hand-made event may name no source: its messages are taken as the function's queue's.
+        return cls(record.message_id, record.receipt_handle, record.body, record.get("eventSourceARN") or "")
 
 
 class Outcome(StrEnum):
@@ -182,12 +184,12 @@ class Worker:
             and wait.until > self._store.now() + 1
         ):
             return self._wait(
-                message, _Sent(job_id, sent.job_type, sent.owner), wait
+                message, _Sent(job_id, sent.job_type, sent.owner, sent.priority), wait
             )  # a link of a long wait's chain
         admission = self._limits.admit(sent, lambda: self._store.get(job_id, counts=False))
         if admission.refused is not None:
             waiting = admission.refused
-            sending = _Sent(job_id, admission.job_type, admission.owner)
+            sending = _Sent(job_id, admission.job_type, admission.owner, admission.priority)
             wait = Wait(waiting.key, waiting.until, admission.reserved, admission.pause)
             return self._wait(message, sending, wait, waiting)
         try:
@@ -335,7 +337,7 @@ class Worker:
             self._queue.send_job(job)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, 0)
+            self._queue.change_visibility(message.receipt_handle, 0, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
         return MessageResult(message.message_id, Outcome.CONTINUED, job.job_type, elapsed)
 
@@ -371,7 +373,7 @@ class Worker:
             self._queue.send_job(sent, delay, wait)
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, sent.job_type)
         kind = waiting.kind.value if waiting is not None else "chain"
         logger.info("waits", waitingFor=kind, key=wait.key, delaySeconds=delay)
@@ -411,7 +413,7 @@ class Worker:
             self._queue.send_job(job, delay, Wait(waiting.key, waiting.until))
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type)
         logger.info("waits", waitingFor=waiting.kind.value, key=waiting.key, delaySeconds=delay)
         return MessageResult(message.message_id, Outcome.DEFERRED, job.job_type)
@@ -457,13 +459,13 @@ class Worker:
         MAX_ATTEMPTS_LIMIT attempts, then a fresh one (kept, it would be received once more per attempt,
         past the queue's maxReceiveCount). A `scheduled` retry has none until the sweep's hand-over."""
         if job.attempts < config.MAX_ATTEMPTS_LIMIT:
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return Outcome.RETRIED
         try:
             self._queue.send_job(job, delay)
         except Exception:
             logger.exception("SendMessage failed for a retry; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return Outcome.RETRIED
         return Outcome.RETRIED_LATER
 
@@ -496,7 +498,7 @@ class Worker:
         early = job.run_at / 1000 - self._store.now()
         if job.status is JobStatus.PENDING and early > 0:
             # Sent for the start time before a reschedule moved it later: back when the job is due.
-            self._queue.change_visibility(message.receipt_handle, math.ceil(early))
+            self._queue.change_visibility(message.receipt_handle, math.ceil(early), message.source_arn)
             return MessageResult(message.message_id, Outcome.EARLY, job.job_type)
         logger.info("duplicate message dropped", status=job.status.value)
         return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
@@ -541,6 +543,7 @@ class _Sent:
     job_id: str
     job_type: str
     owner: str
+    priority: Priority
 
 
 def _death(job: Job, reason: str) -> dict[str, str]:

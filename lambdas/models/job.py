@@ -24,6 +24,15 @@ class JobStatus(StrEnum):
         return self in (JobStatus.DONE, JobStatus.DEAD, JobStatus.CANCELLED)
 
 
+class Priority(StrEnum):
+    """Which of one owner's waiting jobs starts first, and which queue a job's message takes: a `high`
+    job goes to its worker group's high queue, out of reach of a backlog (docs/design.md, flow control)."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+
 class JobAction(StrEnum):
     """What a caller may do to a job (`POST /jobs/{jobId}/<action>`, and in bulk `POST /jobs/<action>`)."""
 
@@ -122,6 +131,7 @@ class Job:
     run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
     steps: tuple[WorkflowStep, ...] = ()  # a workflow's, in the order they started
     execution: str | None = None  # a workflow's durable execution, once the worker handed it over
+    priority: Priority = Priority.NORMAL
 
 
 @dataclass(frozen=True)
@@ -137,3 +147,4 @@ class NewJob:
     # A job given a start time (`runAt`/`delaySeconds`): a message that comes before it cannot claim it,
     # and a job due beyond this horizon (seconds) is written `scheduled`; 0: no start time was asked.
     horizon_seconds: int = 0
+    priority: Priority = Priority.NORMAL

@@ -5,6 +5,8 @@ from typing import Any, Self
 from pydantic import Field
 
 from lambdas import config
+from lambdas.models.api import PRIORITY_DESCRIPTION
+from lambdas.models.job import Priority
 from lambdas.models.schedule import NEXT_SHOWN, Overlap, Schedule, ScheduleState
 from lambdas.models.wire import WireModel
 
@@ -23,6 +25,7 @@ class ScheduledJob(WireModel):
             "declares more); at most 10, or the policy's attempts when those are more."
         ),
     )
+    priority: Priority = Field(default=Priority.NORMAL, description=PRIORITY_DESCRIPTION)
 
 
 class CreateScheduleRequest(WireModel):
@@ -86,7 +89,10 @@ class ScheduleView(WireModel):
             expression=schedule.expression,
             time_zone=schedule.time_zone,
             job=ScheduledJob(
-                type=schedule.job_type, payload=schedule.payload, max_attempts=schedule.max_attempts
+                type=schedule.job_type,
+                payload=schedule.payload,
+                max_attempts=schedule.max_attempts,
+                priority=schedule.priority,
             ),
             overlap=schedule.overlap,
             state=schedule.state,

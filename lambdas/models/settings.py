@@ -365,6 +365,8 @@ class JobTypesSettings(Environment):
 
     job_packages: tuple[str, ...] = setting(config.ENV_JOB_PACKAGES, names, ())
     job_queue_urls: dict[str, str] = setting(config.ENV_JOB_QUEUE_URLS, json_object(str), factory=dict)
+    # Each job queue's high queue (queue URL -> URL), where `high` jobs are sent.
+    high_queue_urls: dict[str, str] = setting(config.ENV_HIGH_QUEUE_URLS, json_object(str), factory=dict)
     job_settings: dict[str, dict[str, Any]] = setting(
         config.ENV_JOB_SETTINGS, json_object(dict), factory=dict
     )

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob, WorkflowStep
+from lambdas.models.job import (
+    Attempt,
+    AttemptOutcome,
+    ChildCounts,
+    Job,
+    JobStatus,
+    NewJob,
+    Priority,
+    WorkflowStep,
+)
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
@@ -64,6 +73,8 @@ HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays
 # When a job given a start time may first run (epoch ms): a message that comes before cannot claim it.
 # Removed by the first claim (a retry's delay is its message's, not this).
 RUN_AT = "runAt"
+# A job's priority; absent for `normal` (and on jobs stored before priorities).
+PRIORITY = "priority"
 ATTEMPT_TOTAL = "attemptTotal"
 ATTEMPT_STARTED_AT = "attemptStartedAt"
 # A job waiting on a limit (or its own RetryLater): {kind, key, until (epoch ms), reason}; and the seconds
@@ -172,6 +183,7 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         run_at=int(raw.get(RUN_AT, 0)),
         steps=_steps(raw),
         execution=raw.get(EXECUTION),
+        priority=Priority(raw.get(PRIORITY, Priority.NORMAL)),
     )
 
 
@@ -342,6 +354,8 @@ class JobItems:
         }
         if new.horizon_seconds:
             values[RUN_AT] = millis(due)
+        if new.priority is not Priority.NORMAL:
+            values[PRIORITY] = new.priority.value
         if new.parent_id:
             values["parentId"] = new.parent_id
         if new.request_hash:
