@@ -72,9 +72,8 @@ def quiet() -> None:
 
 
 @contextmanager
-def in_process_moto(function: str = WORKER) -> Iterator[dict[str, str]]:
-    """The synthesized stack provisioned in an in-process moto (no server, no network): `function`'s
-    environment, for counting what the store writes rather than timing it."""
+def in_process_stack() -> Iterator[Provisioned]:
+    """The synthesized stack provisioned in an in-process moto (no server, no network)."""
     os.environ.update(
         AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1"
     )
@@ -85,7 +84,15 @@ def in_process_moto(function: str = WORKER) -> Iterator[dict[str, str]]:
 
     with mock_aws():
         clients.reset()
-        yield provision(synthesized).function_env(function)
+        yield provision(synthesized)
+
+
+@contextmanager
+def in_process_moto(function: str = WORKER) -> Iterator[dict[str, str]]:
+    """`function`'s environment in `in_process_stack`, for counting what the store writes rather than
+    timing it."""
+    with in_process_stack() as provisioned:
+        yield provisioned.function_env(function)
 
 
 @dataclass

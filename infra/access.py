@@ -7,7 +7,7 @@ the function's behalf: the queue pollers, logs, traces), nothing more. A worker 
 function that can only claim and end its jobs. The table is the one source for:
 - the grants: each construct that owns a resource grants from it (`grant_access` on JobTables,
   JobQueues, Storage, Alerts), so no construct uses CDK's broad grant families;
-- docs/design.md, whose table `markdown_table()` renders (a test checks the doc shows it);
+- docs/internals/security.md, whose table `markdown_table()` renders (a test checks the doc shows it);
 - tests/infra, which reads each role's actions back from the synthesized template and compares.
 """
 
@@ -28,7 +28,7 @@ class Resource(StrEnum):
     WEBHOOK_SECRETS_TABLE = "webhook secrets table"
     LIMITS_TABLE = "limits table"
     SCHEDULES_TABLE = "schedules table"
-    MAIN_QUEUE = "main queue"  # a worker's own job queue: the shared one, or its group's
+    MAIN_QUEUE = "main queue"  # a worker's own job queues (the shared ones, or its group's): the queue and its high queue
     DEAD_LETTER_QUEUE = "dead-letter queue"  # likewise, its own
     OTHER_JOB_QUEUES = "the other workers' job queues"
     EVERY_DEAD_LETTER_QUEUE = "every worker's dead-letter queue"
@@ -251,7 +251,7 @@ def grant(
 
 
 def markdown_table() -> str:
-    """The tables as docs/design.md shows them: one row per function and resource (a worker's: what every
+    """The tables as docs/internals/security.md shows them: one row per function and resource (a worker's: what every
     group holds), one per capability a worker's types may declare, and what each built-in type declares."""
     from infra.job_types import JobTypeCatalog  # imports every built-in type, for the doc only
 

@@ -177,7 +177,7 @@ def submit_job_schema() -> apigateway.JsonSchema:
             "type": apigateway.JsonSchema(type=apigateway.JsonSchemaType.STRING, min_length=1, max_length=64),
             "payload": apigateway.JsonSchema(type=apigateway.JsonSchemaType.OBJECT),
             "maxAttempts": apigateway.JsonSchema(
-                type=apigateway.JsonSchemaType.INTEGER, minimum=1, maximum=config.MAX_ATTEMPTS_LIMIT
+                type=apigateway.JsonSchemaType.INTEGER, minimum=1, maximum=config.MAX_POLICY_ATTEMPTS
             ),
             "delaySeconds": apigateway.JsonSchema(
                 type=apigateway.JsonSchemaType.INTEGER, minimum=0, maximum=config.MAX_DELAY_SECONDS

@@ -398,7 +398,10 @@ def workflow_spec(group: WorkerGroup) -> FunctionSpec:
 def job_types_environment(scope: Construct, catalog: JobTypeCatalog, queues: JobQueues) -> dict[str, str]:
     """What every function may know of the job types: the user's packages, and each type's queue."""
     stack = Stack.of(scope)
-    offered = {config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes())}
+    offered = {
+        config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes()),
+        config.ENV_HIGH_QUEUE_URLS: stack.to_json_string(queues.high_routes()),
+    }
     if catalog.packages:
         offered[config.ENV_JOB_PACKAGES] = ",".join(catalog.package_names)
     return offered
@@ -450,6 +453,9 @@ def stack_environment(
         config.ENV_SENDER_EMAIL: settings.sender_email,
         config.ENV_BACKOFF_BASE_SECONDS: str(settings.backoff_base_seconds),
         config.ENV_BACKOFF_CAP_SECONDS: str(settings.backoff_cap_seconds),
+        config.ENV_RETRY_POLICIES: json.dumps(
+            settings.retry_overrides, separators=(",", ":"), sort_keys=True
+        ),
         config.ENV_RECOVERY_GRACE_SECONDS: str(config.RECOVERY_GRACE_SECONDS),
         config.ENV_ALERT_WINDOW_SECONDS: str(settings.alert_window_seconds),
         config.ENV_WORKER_CONCURRENCY: str(config.WORKER_CONCURRENCY),

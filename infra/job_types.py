@@ -39,6 +39,7 @@ from lambdas import config
 from lambdas.jobs.base import Capability, JobType, WorkerFunction
 from lambdas.jobs.packages import JobTypeClashError, type_owners
 from lambdas.jobs.registry import BUILTIN_PACKAGE
+from lambdas.models.retry import RetryPolicy
 
 # A declared secret: (its type, its name).
 SecretKey = tuple[str, str]
@@ -74,6 +75,7 @@ class DeclaredType:
     uses: frozenset[Capability] = frozenset()
     limited: bool = False  # declares `limits`
     workflow: bool = False  # runs in its group's durable function (lambdas/lifecycle/workflows/)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,21 @@ class JobTypeCatalog:
             raise JobTypesError(
                 f"jobLimits: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(known))})"
             )
+
+    def check_retry_policies(self, overrides: Mapping[str, Mapping[str, Any]]) -> None:
+        """`retryPolicies` may name any type the stack runs, and each override must make a valid policy
+        over what its type declares (a base above the type's cap is refused here, not at run time)."""
+        declared = {t.name: t.retry for t in self.types}
+        unknown = sorted(set(overrides) - set(declared))
+        if unknown:
+            raise JobTypesError(
+                f"retryPolicies: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(declared))})"
+            )
+        for name, fields in overrides.items():
+            try:
+                declared[name].overridden(dict(fields))
+            except ValueError as error:
+                raise JobTypesError(f"retryPolicies.{name}: {error}") from None
 
     @classmethod
     def from_context(cls, node: Node) -> "JobTypeCatalog":
@@ -340,6 +357,7 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
         uses=frozenset(Capability(c) for c in job_type.uses),
         limited=job_type.limits is not None,
         workflow=job_type.workflow,
+        retry=job_type.retry,
     )
 
 

@@ -92,6 +92,7 @@ class Runbook(StrEnum):
     DEAD_LETTER_ERRORS = "dead-letter-errors"
     DEAD_LETTER_QUEUE_NOT_DRAINED = "dead-letter-queue-not-drained"
     QUEUE_BACKLOG_AGE = "queue-backlog-age"
+    HIGH_QUEUE_BACKLOG_AGE = "high-queue-backlog-age"
     RECOVERY_ERRORS = "recovery-errors"
     RECOVERY_SWEEPS_MISSING = "recovery-sweeps-missing"
     SCHEDULE_TICKS_FAILED = "schedule-ticks-failed"
@@ -194,36 +195,37 @@ class Alarms(Construct):
 
     def _queue_alarms(self, queues: JobQueues, settings: Settings) -> None:
         for suffix, pair in queues.pairs.items():
-            self._queue_pair_alarms(
-                suffix, pair.queue, pair.dead_letter, settings.retry_span_seconds(pair.group.timeout_seconds)
+            # The dead-letter function drains this queue within a minute; a message that stays for two
+            # whole periods means that function is failing or cannot keep up.
+            self._alarm(
+                f"DeadLetterQueueNotDrained{suffix}",
+                pair.dead_letter.metric_approximate_number_of_messages_visible(
+                    period=_PERIOD, statistic=cloudwatch.Stats.MINIMUM
+                ),
+                threshold=0,
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=2,
+                description="Messages stay on the dead-letter queue: the dead-letter function is failing or behind.",
+                runbook=Runbook.DEAD_LETTER_QUEUE_NOT_DRAINED,
             )
-
-    def _queue_pair_alarms(self, suffix: str, queue: sqs.IQueue, dead_letter: sqs.IQueue, span: int) -> None:
-        # The dead-letter function drains this queue within a minute; a message that stays for two
-        # whole periods means that function is failing or cannot keep up.
-        self._alarm(
-            f"DeadLetterQueueNotDrained{suffix}",
-            dead_letter.metric_approximate_number_of_messages_visible(
-                period=_PERIOD, statistic=cloudwatch.Stats.MINIMUM
-            ),
-            threshold=0,
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=2,
-            description="Messages stay on the dead-letter queue: the dead-letter function is failing or behind.",
-            runbook=Runbook.DEAD_LETTER_QUEUE_NOT_DRAINED,
-        )
-        self._alarm(
-            f"QueueBacklogAge{suffix}",
-            queue.metric_approximate_age_of_oldest_message(
-                period=_PERIOD, statistic=cloudwatch.Stats.MAXIMUM
-            ),
-            threshold=span,
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=2,
-            description="A job message is older than the longest legitimate delay-plus-retry schedule "
-            "(every retry waiting out the largest Retry-After honoured): the worker is not keeping up.",
-            runbook=Runbook.QUEUE_BACKLOG_AGE,
-        )
+            # `high` jobs wait and retry on their own queue by the same rules, so the same span applies.
+            span = settings.retry_span_seconds(pair.group.timeout_seconds)
+            for name, queue, what, runbook in (
+                ("QueueBacklogAge", pair.queue, "A job message", Runbook.QUEUE_BACKLOG_AGE),
+                ("HighQueueBacklogAge", pair.high, "A high job's message", Runbook.HIGH_QUEUE_BACKLOG_AGE),
+            ):
+                self._alarm(
+                    f"{name}{suffix}",
+                    queue.metric_approximate_age_of_oldest_message(
+                        period=_PERIOD, statistic=cloudwatch.Stats.MAXIMUM
+                    ),
+                    threshold=span,
+                    comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                    evaluation_periods=2,
+                    description=f"{what} is older than the longest legitimate delay-plus-retry schedule "
+                    "(every retry waiting out the largest Retry-After honoured): the worker is not keeping up.",
+                    runbook=runbook,
+                )
 
     def _sweep_alarm(self, settings: Settings) -> None:
         """No finished sweep in three scheduled periods: the recovery function counts each sweep it

@@ -1,4 +1,9 @@
-"""The job queues and their dead-letter queues: the shared worker's, and one pair per worker group."""
+"""The job queues and their dead-letter queues: the shared worker's, and one set per worker group.
+
+Each group has a high queue beside its queue, for `high` jobs (`JobQueue.send_job` routes them): the
+group's worker drains it through a mapping of its own, which Lambda polls apart from the queue's, so a
+backlog on the queue never holds a `high` job back. It redrives to the group's dead-letter queue, as
+the queue does: a dead letter is handled the same whichever queue it came from."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +24,12 @@ class QueuePair:
     group: WorkerGroup
     queue: sqs.Queue
     dead_letter: sqs.Queue
+    high: sqs.Queue
+
+    @property
+    def job_queues(self) -> tuple[sqs.Queue, sqs.Queue]:
+        """The queues the group's worker drains: its queue and its high queue."""
+        return self.queue, self.high
 
 
 class JobQueues(Construct):
@@ -33,13 +44,16 @@ class JobQueues(Construct):
             )
             # A DLQ has no redrive of its own (cdk-nag's SQS3 knows it for a DLQ): a message its function
             # cannot handle is retried here until retention ends, and the DLQ alarm fires meanwhile.
-            queue = self._queue(
-                f"Queue{group.suffix}",
-                config.MAIN_QUEUE_RETENTION_DAYS,
-                group.visibility_seconds,
-                sqs.DeadLetterQueue(queue=dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT),
+            queue, high = (
+                self._queue(
+                    f"{name}{group.suffix}",
+                    config.MAIN_QUEUE_RETENTION_DAYS,
+                    group.visibility_seconds,
+                    sqs.DeadLetterQueue(queue=dead_letter, max_receive_count=config.MAX_RECEIVE_COUNT),
+                )
+                for name in ("Queue", "HighQueue")
             )
-            self.pairs[group.suffix] = QueuePair(group, queue, dead_letter)
+            self.pairs[group.suffix] = QueuePair(group, queue, dead_letter, high)
         self.main = self.pairs[""].queue
         self.dead_letter = self.pairs[""].dead_letter
 
@@ -69,6 +83,10 @@ class JobQueues(Construct):
             for name in pair.group.types
         }
 
+    def high_routes(self) -> dict[str, str]:
+        """Each job queue's URL -> its high queue's URL (HIGH_QUEUE_URLS)."""
+        return {pair.queue.queue_url: pair.high.queue_url for pair in self.pairs.values()}
+
     def of(self, suffix: str = "") -> "GroupQueues":
         """The queues as the function of group `suffix` sees them ("" for every non-worker function)."""
         return GroupQueues(self, suffix)
@@ -83,9 +101,10 @@ class GroupQueues:
         self._own = queues.pairs[suffix]
 
     def grant_access(self, grantee: iam.IGrantable, access: Access) -> None:
-        others = [p.queue.queue_arn for p in self._queues.pairs.values() if p is not self._own]
+        pairs = self._queues.pairs.values()
+        others = [q.queue_arn for p in pairs if p is not self._own for q in p.job_queues]
         arns: dict[Resource, str | list[str]] = {
-            Resource.MAIN_QUEUE: self._own.queue.queue_arn,
+            Resource.MAIN_QUEUE: [q.queue_arn for q in self._own.job_queues],
             Resource.DEAD_LETTER_QUEUE: self._own.dead_letter.queue_arn,
             Resource.EVERY_DEAD_LETTER_QUEUE: [p.dead_letter.queue_arn for p in self._queues.pairs.values()],
         }

@@ -36,6 +36,10 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
   ``concurrency``, ``perSecond``, ``burst`` and ``key`` (none, ``owner``, ``host``, ``payload.<field>``),
   overriding what the type declares field by field, e.g. ``{"send_email": {"perSecond": 50}}``.
   Checked at synth: known types, known fields, sensible values.
+- ``retryPolicies``: retry policies per job type, a JSON object keyed by type, each of ``attempts``
+  (1..50), ``backoffBaseSeconds``, ``backoffCapSeconds`` and ``windowSeconds`` (up to 604800, 7 days),
+  overriding what the type declares field by field, e.g. ``{"send_email": {"attempts": 25}}``. Checked
+  at synth: known types, known fields, sensible values.
 - ``sesPerSecond``: SES's sending rate of this account (default 14, a new production account's):
   ``send_email``'s ``perSecond``.
 - ``webhookHostConcurrency``: the most webhook deliveries at once to one host (default 10).
@@ -116,6 +120,7 @@ class Settings:
     client_keys: tuple[str, ...] = config.CLIENT_KEYS
     status_shards: int = config.STATUS_SHARDS
     job_limits: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    retry_policies: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     ses_per_second: float = config.SES_PER_SECOND
     webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
     schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
@@ -172,6 +177,7 @@ class Settings:
         yield from _client_key_problems(self.client_keys)
         yield from self._shared_problems()
         yield from _limit_problems(self.limit_overrides)
+        yield from _retry_problems(self.retry_overrides)
         yield from self._iam_problems()
 
     @property
@@ -184,6 +190,11 @@ class Settings:
         for job_type, fields in self.job_limits:
             overrides[job_type] = {**overrides.get(job_type, {}), **dict(fields)}
         return overrides
+
+    @property
+    def retry_overrides(self) -> dict[str, dict[str, Any]]:
+        """The functions' RETRY_POLICIES: `retryPolicies` as given."""
+        return {job_type: dict(fields) for job_type, fields in self.retry_policies}
 
     @property
     def client_names(self) -> tuple[str, ...]:
@@ -382,10 +393,10 @@ def _client_key_problems(names: tuple[str, ...]) -> Iterator[str]:
             break
 
 
-def _limits(raw: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+def _per_type(raw: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
     value = json.loads(raw) if isinstance(raw, str) else raw
     if not isinstance(value, dict) or not all(isinstance(f, dict) for f in value.values()):
-        raise ValueError("expected a JSON object keyed by job type, each an object of limit fields")
+        raise ValueError("expected a JSON object keyed by job type, each an object of its fields")
     return tuple((str(t), tuple(sorted(f.items()))) for t, f in sorted(value.items()))
 
 
@@ -401,6 +412,17 @@ def _limit_problems(overrides: dict[str, dict[str, Any]]) -> Iterator[str]:
             parse_overrides({job_type: fields})
         except (ValidationError, ValueError) as error:
             yield f"jobLimits.{job_type}: {str(error).splitlines()[-1] if isinstance(error, ValidationError) else error}"
+
+
+def _retry_problems(overrides: dict[str, dict[str, Any]]) -> Iterator[str]:
+    from lambdas.models.retry import parse_overrides
+
+    # Each field alone here; over the type's own policy, and whether the type exists, in the catalog.
+    for job_type, fields in overrides.items():
+        try:
+            parse_overrides({job_type: fields})
+        except ValueError as error:
+            yield str(error)
 
 
 def _float(raw: Any) -> float:
@@ -429,7 +451,8 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "deletionProtection": ("deletion_protection", _bool),
     "clientKeys": ("client_keys", _names),
     "statusShards": ("status_shards", _int),
-    "jobLimits": ("job_limits", _limits),
+    "jobLimits": ("job_limits", _per_type),
+    "retryPolicies": ("retry_policies", _per_type),
     "sesPerSecond": ("ses_per_second", _float),
     "webhookHostConcurrency": ("webhook_host_concurrency", _int),
     "scheduleHorizonSeconds": ("schedule_horizon_seconds", _int),

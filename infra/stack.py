@@ -29,6 +29,7 @@ class OffloadStack(Stack):
         # The job types: imported and checked now, so a type that cannot run fails the synth.
         catalog = JobTypeCatalog.from_context(self.node)
         catalog.check_limited(settings.limit_overrides)
+        catalog.check_retry_policies(settings.retry_overrides)
         groups = catalog.groups(WORKER.timeout_seconds, WORKER.memory_mb)
         for warning_id, message in settings.warnings().items():
             Annotations.of(self).add_warning_v2(warning_id, message)

@@ -48,7 +48,7 @@ class JobTables(Construct):
         self.jobs = _table(self, "JobsTable", schema.JOBS_PK, deletion_protection=deletion_protection)
         for index in schema.JOB_INDEXES:
             # Keys only, or INCLUDE of attributes that never change: a write that moves none of an
-            # index's keys costs that index nothing (docs/design.md, capacity).
+            # index's keys costs that index nothing (docs/internals/capacity.md).
             self.jobs.add_global_secondary_index(
                 index_name=index.name,
                 partition_key=dynamodb.Attribute(name=index.partition_key, type=_S),
@@ -79,7 +79,7 @@ class JobTables(Construct):
             deletion_protection=deletion_protection,
         )
 
-        # Recurring schedules under their owner, and each owner's count (docs/design.md, schedules).
+        # Recurring schedules under their owner, and each owner's count (docs/internals/scheduling.md).
         self.schedules = _table(
             self,
             "SchedulesTable",

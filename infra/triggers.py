@@ -30,6 +30,9 @@ class Triggers(Construct):
         # family; what the pollers need is in the access table (infra/access.py), granted with the rest.
         # Partial batch responses: one failing job must not send its whole batch around again.
         # Each worker drains its own queue; the one dead-letter function drains every worker's DLQ.
+        # A group's high queue has a mapping of its own: Lambda polls each mapping apart, each within its
+        # own maximum concurrency, so `high` jobs never wait behind the queue's backlog. It takes no
+        # batching window: a `high` job is invoked as soon as it is received.
         for suffix, pair in queues.pairs.items():
             workers[suffix].add_event_source_mapping(
                 f"QueueSource{suffix}",
@@ -37,6 +40,13 @@ class Triggers(Construct):
                 batch_size=settings.worker_batch_size,
                 max_batching_window=Duration.seconds(settings.worker_batching_window_seconds),
                 max_concurrency=pair.group.max_concurrency or settings.worker_max_concurrency,
+                report_batch_item_failures=True,
+            )
+            workers[suffix].add_event_source_mapping(
+                f"HighQueueSource{suffix}",
+                event_source_arn=pair.high.queue_arn,
+                batch_size=config.HIGH_QUEUE_BATCH_SIZE,
+                max_concurrency=config.HIGH_QUEUE_MAX_CONCURRENCY,
                 report_batch_item_failures=True,
             )
             dead_letter.add_event_source_mapping(

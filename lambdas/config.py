@@ -63,8 +63,14 @@ ENV_MAX_FIRINGS_PER_CLIENT_DAY: Final = "MAX_FIRINGS_PER_CLIENT_DAY"
 # worker runs (JSON: type -> object) and the secrets they declared (JSON: name -> ARN).
 ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
 ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
+ENV_HIGH_QUEUE_URLS: Final = "HIGH_QUEUE_URLS"
+# A group's high queue's mapping: small batches, no batching window, a few invocations of its own.
+HIGH_QUEUE_BATCH_SIZE: Final = 10
+HIGH_QUEUE_MAX_CONCURRENCY: Final = 2
 ENV_JOB_SETTINGS: Final = "JOB_SETTINGS"
 ENV_JOB_SECRETS: Final = "JOB_SECRETS"
+# The stack's overrides of job types' retry policies (CDK context `retryPolicies`; JSON: type -> fields).
+ENV_RETRY_POLICIES: Final = "RETRY_POLICIES"
 # IAM mode (CDK context auth=iam): the IAM roles of the clients and operators, as JSON (`lambdas.models.iam`).
 ENV_IAM_CALLERS: Final = "IAM_CALLERS"
 
@@ -93,6 +99,11 @@ SQS_MAX_VISIBILITY_SECONDS: Final = 12 * 60 * 60
 BACKOFF_BASE_SECONDS: Final = 10
 BACKOFF_CAP_SECONDS: Final = 300
 MIN_BACKOFF_SECONDS: Final = 1  # the shortest base delay: below a second, backoff stops meaning anything
+# A job type's retry policy (`lambdas.models.retry.RetryPolicy`) may ask for this many attempts, over a
+# window this long at most: a week outlasts any outage worth waiting for, and keeps a dead job's
+# alert within the week its client can still act on.
+MAX_POLICY_ATTEMPTS: Final = 50
+MAX_RETRY_WINDOW_SECONDS: Final = 7 * 24 * 60 * 60
 # Flow control defaults: SES's sending rate of a new production account (per account, so a context key:
 # sesPerSecond), and the most deliveries at once to one webhook host (webhookHostConcurrency).
 SES_PER_SECOND: Final = 14
@@ -112,7 +123,7 @@ API_STAGE: Final = "v1"
 # far beyond any real payload, far below where JSON parsing and pydantic serialisation give up.
 MAX_JSON_DEPTH: Final = 32
 # Index partitions per status (and per owner): each key takes about 2 writes per job passing through,
-# so 32 keeps a key near 625 writes/s at 10,000 jobs/s, under a partition's 1,000 (docs/design.md).
+# so 32 keeps a key near 625 writes/s at 10,000 jobs/s, under a partition's 1,000 (docs/internals/capacity.md).
 STATUS_SHARDS: Final = 32
 MAX_STATUS_SHARDS: Final = 64  # a list page queries every shard: more makes pages slower
 # What one list page may read, whatever the filters leave (so no caller pays for reading past what
@@ -153,7 +164,8 @@ WORKER_MEMORY_MB: Final = 1024  # image work (Pillow) is CPU bound and Lambda CP
 DLQ_BATCH_SIZE: Final = 5
 DLQ_BATCHING_WINDOW_SECONDS: Final = 30
 # SQS redrive is only a backstop: the job record decides when a job is exhausted. The headroom covers
-# throttled receives (AWS advises at least 5) on top of the most attempts a job may ask for.
+# throttled receives (AWS advises at least 5) on top of the most attempts one message carries (a retry
+# after the MAX_ATTEMPTS_LIMIT-th attempt, or beyond SQS's longest delay, takes a fresh message).
 MAX_RECEIVE_COUNT: Final = MAX_ATTEMPTS_LIMIT + 5
 MAIN_QUEUE_RETENTION_DAYS: Final = 4
 DLQ_RETENTION_DAYS: Final = 14

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from lambdas import config
 from lambdas.jobs.base import Capability, CreatedChildren, JobContext, JobType, SubmissionContext
+from lambdas.lifecycle.backoff import policy_attempts
 from lambdas.lifecycle.capabilities import declared_only
 from lambdas.lifecycle.submit import payload_of
 from lambdas.lifecycle.type_config import TypeConfig
@@ -149,7 +150,7 @@ class JobTypeRunner(Generic[P]):
         *,
         job_id: str | None = None,
         attempt: int = 1,
-        max_attempts: int = 5,
+        max_attempts: int | None = None,
     ) -> Any:
         """One attempt of a job of this type (a new job's, unless `job_id` names one again): its result,
         or what `run` raised."""
@@ -166,9 +167,14 @@ class JobTypeRunner(Generic[P]):
             )
         return checked
 
-    def context(self, *, job_id: str | None = None, attempt: int = 1, max_attempts: int = 5) -> JobContext:
-        """The context of one attempt, for a test that calls the type's code itself."""
+    def context(
+        self, *, job_id: str | None = None, attempt: int = 1, max_attempts: int | None = None
+    ) -> JobContext:
+        """The context of one attempt, for a test that calls the type's code itself; `max_attempts` is
+        the type's retry policy's unless given, as a job submitted without `maxAttempts` gets."""
         job_id = job_id or next(self._job_ids)
+        if max_attempts is None:
+            max_attempts = policy_attempts(self.job_type.name, self.job_type.retry, {})
         results = FakeResults(job_id, self.results)
         return JobContext(
             job_id=job_id,

@@ -184,7 +184,7 @@ def _run(target: Target, receivers: Receivers) -> int:
     for entry in dead:
         print(f"  {entry['jobType']} {entry['jobId']}: {entry.get('error', '')}")
     fanout = jobs["webhook fan-out"]
-    # A fan-out's dead deliveries raise one alert together, naming the fan-out (docs/design.md).
+    # A fan-out's dead deliveries raise one alert together, naming the fan-out (docs/internals/fan-out.md).
     print(
         f"\nWaiting for the fan-out's one alert (the dead-letter consumer gathers letters for up to {ALERT_WAIT_SECONDS} s)..."
     )

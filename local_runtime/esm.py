@@ -2,6 +2,10 @@
 
 - Pollers long-poll the queue (taking turns) and gather up to `BatchSize` messages, waiting at most
   `MaximumBatchingWindowInSeconds` after the first one; at most `MaximumConcurrency` batches run at once.
+- Each mapping polls and invokes on its own: two mappings of one function (a worker group's queue and
+  its high queue) each run up to their own `MaximumConcurrency` batches, so one queue's backlog never
+  delays the other's messages. The function's pool holds the sum of its mappings' concurrency (the
+  runtime sizes it so), as Lambda scales a function's mappings apart within its concurrency.
 - Messages are received with the queue's own visibility timeout (nothing is overridden).
 - A function error or timeout deletes nothing: the whole batch comes back when its visibility
   timeout ends.

@@ -26,6 +26,7 @@ from local_runtime import template as prov
 from local_runtime.alerts import AlertCollector
 from local_runtime.console import Console, iam_banner, startup_banner
 from local_runtime.context import DEFAULT_ACCOUNT
+from local_runtime.durable import DurableFunctions
 from local_runtime.esm import DEFAULT_CONCURRENCY, BatchOutcome, SqsEventSource
 from local_runtime.front_door import ApiKey, FrontDoor, Gateway, ensure_port_free
 from local_runtime.job_secrets import SECRETS_PATH, fill_secrets
@@ -51,6 +52,7 @@ LOCAL_FUNCTION_ENV: Mapping[str, str] = {
     "LANG": "C.UTF-8",
 }
 API_ENVIRONMENTS = 4  # concurrent API requests served at once (API Gateway has no such limit)
+DURABLE_ENVIRONMENTS = 2  # concurrent invocations of a durable function (its executions' replays)
 
 
 @dataclass
@@ -185,6 +187,7 @@ class LocalRuntime:
         self.sources: list[SqsEventSource] = []
         self.schedulers: list[Scheduler] = []
         self.alerts: AlertCollector | None = None
+        self.durable: DurableFunctions | None = None
         self.front_door: FrontDoor | None = None
         self.watcher: CodeWatcher | None = None
         self._batches: deque[dict[str, Any]] = deque(maxlen=5000)
@@ -218,7 +221,14 @@ class LocalRuntime:
             if sender:
                 prov.verify_email_identity(self.moto.client, sender)
         fill_secrets(template, provisioned, self.moto.client, self.console.say, self.settings.secrets_file)
+        if any(f.durable_timeout_seconds is not None for f in provisioned.functions.values()):
+            # Before the pools: every function process gets its endpoint as Lambda's.
+            self.durable = DurableFunctions(
+                provisioned, lambda function, event: self.pools[function].invoke(event), self.settings.host
+            )
         self._start_pools(provisioned)
+        if self.durable is not None:
+            self.durable.start()
         self.alerts = AlertCollector(
             self.moto.client("sqs"),
             self.moto.client("sns"),
@@ -281,6 +291,8 @@ class LocalRuntime:
             source.request_stop()
         for pool in self.pools.values():
             pool.close()  # ends invocations in progress, so the pollers can return
+        if self.durable is not None:
+            self.durable.stop()
         for source in self.sources:
             source.stop()
         if self.alerts is not None:
@@ -303,6 +315,8 @@ class LocalRuntime:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *job_package_paths(self.settings.context)]),
         }
+        if self.durable is not None:  # Lambda's Invoke and durable execution API (local_runtime/durable.py)
+            env["AWS_ENDPOINT_URL_LAMBDA"] = self.durable.url
         if self.settings.extra_modules:
             env[EXTRA_MODULES_ENV] = ",".join(self.settings.extra_modules)
         return {**env, **self.settings.env_overrides}
@@ -318,6 +332,8 @@ class LocalRuntime:
         for api in provisioned.apis:
             for route in api.routes:
                 environments.setdefault(route.function, API_ENVIRONMENTS)
+        for function in self.durable.functions() if self.durable else []:
+            environments[function.logical_id] = DURABLE_ENVIRONMENTS
         for logical_id, function in provisioned.functions.items():
             if logical_id not in environments:
                 continue  # nothing invokes it locally

@@ -16,6 +16,7 @@ from offload_cli.render import TRANSITION, render_transition
 from offload_cli.target import Target, key_id_of
 
 FINISHED = {"done", "dead", "cancelled"}  # the states a job never leaves on its own
+PRIORITIES = ("high", "normal", "low")  # the API's `priority` (docs/openapi.json)
 
 
 def submit(target: Target, args: argparse.Namespace) -> int:
@@ -24,6 +25,8 @@ def submit(target: Target, args: argparse.Namespace) -> int:
         body["maxAttempts"] = args.max_attempts
     if args.delay is not None:
         body["delaySeconds"] = args.delay
+    if args.priority is not None:
+        body["priority"] = args.priority
     # Without --idempotency-key, a key of this run's own: offload_client's retries (429, 5xx, a dropped
     # connection) then send it again, so a retried submit returns the same job, never a second one.
     headers = {"idempotency-key": args.idempotency_key or str(uuid.uuid4())}

@@ -81,6 +81,11 @@ def _job_commands(subcommands: Any) -> None:
     )
     submit.add_argument("--max-attempts", type=int)
     submit.add_argument("--delay", type=int, help="seconds before the first attempt")
+    submit.add_argument(
+        "--priority",
+        choices=commands.PRIORITIES,
+        help="high: ahead of a backlog and of your waiting jobs (default normal)",
+    )
     submit.add_argument("--idempotency-key")
     _wait_options(submit)
 

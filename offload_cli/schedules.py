@@ -11,6 +11,7 @@ from typing import Any
 from offload_client import Schedule
 
 from offload_cli.api import _failures, client
+from offload_cli.commands import PRIORITIES
 from offload_cli.commands import _payload as read_payload
 from offload_cli.errors import CliError, ExitCode
 from offload_cli.target import Target
@@ -37,6 +38,7 @@ def add_commands(subcommands: Any) -> None:
         "--overlap", choices=("allow", "skip"), help="skip: no job while the last is not finished"
     )
     create.add_argument("--max-attempts", type=int)
+    create.add_argument("--priority", choices=PRIORITIES, help="its jobs' priority (default normal)")
     create.add_argument("--paused", action="store_true")
     listing = actions.add_parser(
         "list", help="the key's schedules (the operator's: every client's), failing ones first"
@@ -69,6 +71,7 @@ def schedule(target: Target, args: argparse.Namespace) -> int:
                 read_payload(args.payload),
                 time_zone=args.time_zone,
                 max_attempts=args.max_attempts,
+                priority=args.priority,
                 overlap=args.overlap,
                 paused=args.paused,
             )

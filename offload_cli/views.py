@@ -13,7 +13,7 @@ from typing import Any
 
 from offload_cli.render import age, cut, parse_time, table
 
-LIST_HEADERS = ("ID", "TYPE", "STATUS", "ATTEMPTS", "AGE", "LAST ERROR")
+LIST_HEADERS = ("ID", "TYPE", "STATUS", "PRIORITY", "ATTEMPTS", "AGE", "LAST ERROR")
 HISTORY_HEADERS = ("ATTEMPT", "STARTED", "TOOK", "OUTCOME", "ERROR")
 CHILD_HEADERS = ("ID", "ENDPOINT", "STATUS", "ATTEMPTS", "URL", "LAST ERROR")
 DELIVERY_HEADERS = ("WHEN", "ENDPOINT", "ATTEMPT", "OUTCOME", "HTTP", "LATENCY", "ERROR OR RESPONSE")
@@ -32,6 +32,7 @@ def job_table(jobs: Sequence[dict[str, Any]], now: datetime, width: int) -> list
             text(job.get("jobId")),
             text(job.get("type")),
             text(job.get("status")),
+            text(job.get("priority")),
             f"{text(job.get('attempts'))}/{text(job.get('maxAttempts'))}",
             age(job.get("createdAt"), now),
             text(job.get("lastError")) if job.get("lastError") else "",
@@ -45,6 +46,7 @@ def job_detail(job: dict[str, Any], now: datetime, width: int) -> list[str]:
     """`offload show`'s first section: what the job is, where it stands, and why it stopped."""
     fields: list[tuple[str, str | None]] = [
         ("attempts", f"{text(job.get('attempts'))} of {text(job.get('maxAttempts'))}"),
+        ("priority", job.get("priority")),
         ("created", _moment(job.get("createdAt"), now)),
         ("status since", _moment(job.get("statusAt"), now) if job.get("statusAt") else None),
         ("updated", _moment(job.get("updatedAt"), now)),

@@ -87,9 +87,10 @@ class Client:
         delay_seconds: int | None = None,
         run_at: datetime | None = None,
         idempotency_key: str | None = None,
+        priority: str | None = None,
     ) -> Submitted:
         """Create a job; `run_at` (an aware datetime, up to a year ahead) is sent as `runAt`, so the API's
-        clock decides when it is due."""
+        clock decides when it is due. `priority`: "high", "normal" (the API's default) or "low"."""
         if run_at is not None and delay_seconds is not None:
             raise ValueError("give delay_seconds or run_at, not both")
         body: dict[str, Any] = {"type": type, "payload": payload}
@@ -99,6 +100,8 @@ class Client:
             body["runAt"] = _rfc3339(run_at)
         if delay_seconds is not None:
             body["delaySeconds"] = delay_seconds
+        if priority is not None:
+            body["priority"] = priority
         key = idempotency_key or str(uuid.uuid4())
         document = self.request("POST", "jobs", json=body, headers={"idempotency-key": key})
         return Submitted.from_api(document)
@@ -169,10 +172,13 @@ class Client:
         max_attempts: int | None = None,
         overlap: str | None = None,
         paused: bool = False,
+        priority: str | None = None,
     ) -> Schedule:
         job: dict[str, Any] = {"type": type, "payload": payload}
         if max_attempts is not None:
             job["maxAttempts"] = max_attempts
+        if priority is not None:
+            job["priority"] = priority
         body: dict[str, Any] = {"name": name, "expression": expression, "timeZone": time_zone, "job": job}
         if overlap is not None:
             body["overlap"] = overlap

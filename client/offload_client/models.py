@@ -68,6 +68,7 @@ class JobSummary(_FromApi):
     status_at: str
     last_error: str | None
     parent_id: str | None
+    priority: str  # "high", "normal" or "low"
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -94,6 +95,7 @@ class Job(_FromApi):
     downloads: list[dict[str, Any]] | None
     history: list[dict[str, Any]] | None
     allowed_actions: list[str] | None  # "retry", "cancel": what the server allows now (None: an older one)
+    priority: str  # "high", "normal" or "low"
     steps: list[dict[str, Any]] | None = None  # a workflow's (None: a plain job)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 

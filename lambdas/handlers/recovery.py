@@ -28,7 +28,7 @@ def _sweeper() -> Sweeper:
     recovery = settings.recovery()
     return Sweeper(
         job_store(recovery),
-        JobQueue(recovery.queue_url, recovery.job_queue_urls),
+        JobQueue(recovery.queue_url, recovery.job_queue_urls, recovery.high_queue_urls),
         recovery.grace_seconds,
         recovery.schedule_horizon_seconds,
     )
@@ -47,6 +47,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "requeuedExpired": report.requeued_expired,
         "parentsFinished": report.parents_finished,
         "handedOver": report.handed_over,
+        "workflowsTimedOut": report.workflows_timed_out,
         "outOfTime": report.out_of_time,
         "errors": len(report.errors),
     }

@@ -42,7 +42,7 @@ def _parts() -> _Parts:
     return _Parts(
         ScheduleStore(firing.schedules_table),
         job_store(firing),
-        JobQueue(firing.queue_url, firing.job_queue_urls),
+        JobQueue(firing.queue_url, firing.job_queue_urls, firing.high_queue_urls),
         firing.max_firings_per_client_day,
     )
 

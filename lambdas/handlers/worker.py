@@ -22,6 +22,7 @@ _COUNTED = {
     Outcome.SUCCEEDED: config.METRIC_SUCCEEDED,
     Outcome.WAITING: config.METRIC_SUCCEEDED,
     Outcome.RETRIED: config.METRIC_RETRIED,
+    Outcome.RETRIED_LATER: config.METRIC_RETRIED,
     Outcome.CONTINUED: config.METRIC_RETRIED,  # counted with retries, as before it had its own outcome
 }
 
@@ -30,7 +31,7 @@ _COUNTED = {
 def _worker() -> Worker:
     worker = settings.worker()
     register_job_types(worker.job_packages)
-    queue = JobQueue(worker.queue_url, worker.job_queue_urls)
+    queue = JobQueue(worker.queue_url, worker.job_queue_urls, worker.high_queue_urls)
     workflows = None
     if worker.workflow_function:  # a worker group with workflow types hands them to its durable function
         from lambdas.lifecycle.workflows.start import LambdaStarter

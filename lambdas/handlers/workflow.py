@@ -23,7 +23,7 @@ def _runtime() -> StoreRuntime:
     worker = settings.worker()
     register_job_types(worker.job_packages)
     store = job_store(worker)
-    queue = JobQueue(worker.queue_url, worker.job_queue_urls)
+    queue = JobQueue(worker.queue_url, worker.job_queue_urls, worker.high_queue_urls)
     capabilities = WorkerCapabilities(worker, store, queue)
     return StoreRuntime(worker, store.workflows(), capabilities, JobQueue(worker.dlq_url))
 

@@ -14,6 +14,7 @@ function, and exposes them as a `JobType`. `run` returns the job's result
 
 A type may declare `limits` (`lambdas.models.limits.Limit`): how many of its jobs run at once, how
 fast they start, per key. A job over its limit waits the same way (lambdas/lifecycle/limits.py).
+It may declare a `retry` policy (`RetryPolicy`: attempts, backoff base and cap, a window in all).
 
 A type does its work only through its context: `JobContext` when it runs (in the worker),
 `SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
@@ -33,7 +34,7 @@ the function that runs the type: `context.secret(name)`), and a `function` of it
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import IO, Any, Generic, Protocol, TypeVar
 
@@ -42,6 +43,7 @@ from pydantic import BaseModel
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
 from lambdas.models.limits import Limit
+from lambdas.models.retry import RetryPolicy
 from lambdas.models.settings import ApiSettings, WorkerSettings
 from lambdas.models.uploads import StoredObject
 
@@ -264,6 +266,9 @@ class JobType(Generic[P]):
     function: WorkerFunction | None = None
     # What of its context the type calls beyond its own job; its function may do that and no more.
     uses: frozenset[Capability] = frozenset()
+    # How its failed attempts are retried (attempts, backoff, a window in all); CDK context
+    # `retryPolicies` overrides it per stack. Unset fields are the stack's defaults.
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     # A workflow: `run(payload, flow)` runs on Lambda's durable execution engine (`lambdas/lifecycle/workflows/`),
     # its steps checkpointed, sleeping and waiting for events without running (docs/job-types.md).
     workflow: bool = False

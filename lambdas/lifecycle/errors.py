@@ -54,6 +54,10 @@ class NotReschedulableError(Exception):
     """Only a job that has not started (`scheduled`, or `pending` with a start time) can be rescheduled."""
 
 
+class TooManyAttemptsError(ValueError):
+    """`maxAttempts` above what the job's type allows (10, or its retry policy's attempts if more)."""
+
+
 class InvalidStartTimeError(ValueError):
     """A start time too far ahead (over a year), or both `runAt` and `delaySeconds`."""
 

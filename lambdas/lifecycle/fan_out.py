@@ -36,7 +36,13 @@ INLINE_CHILDREN = config.FAN_OUT_INLINE_CHILDREN
 PARENT_RECHECK_SECONDS = 60
 # Each round is a change someone else made to the parent between its reading and the child's write.
 PARENT_ROUNDS = 5
-TAKES = {JobAction.RETRY: JobStatus.DEAD, JobAction.CANCEL: JobStatus.PENDING}
+# The states of the children each action takes: a cancel takes every child that is not running, whether
+# it waits for its message (`pending`) or for its start time (`scheduled`: a retry longer than SQS can
+# delay a message). The first is the state its ops job is told.
+TAKES = {
+    JobAction.RETRY: (JobStatus.DEAD,),
+    JobAction.CANCEL: (JobStatus.PENDING, JobStatus.SCHEDULED),
+}
 
 
 @dataclass(frozen=True)
@@ -81,12 +87,12 @@ def retry_child(store: JobStore, queue: JobQueue, parent: Job, child: Job) -> tu
 
 
 def cancel_child(store: JobStore, parent: Job, child: Job) -> bool:
-    """Cancel one pending child (its counters move with it); False when it moved first."""
+    """Cancel one child that is not running (its counters move with it); False when it moved first."""
     try:
         store.cancel(child, parent)
     except JobMovedError:
         return False  # claimed meanwhile: it runs on
-    log_transition(child.job_id, child.job_type, JobStatus.PENDING, JobStatus.CANCELLED, child.attempts)
+    log_transition(child.job_id, child.job_type, child.status, JobStatus.CANCELLED, child.attempts)
     return True
 
 
@@ -101,7 +107,7 @@ def act_on_page(
     """Apply `action` to the children among `ids` in the state it takes, as each stands now; the parent
     as now known (None once it is gone). A retry needs the `queue` to send the retried children."""
     for child in store.get_many(ids):
-        if parent is None or child.status is not TAKES[action]:
+        if parent is None or child.status not in TAKES[action]:
             continue
         counts.matched += 1
         if action == JobAction.CANCEL:
@@ -125,7 +131,7 @@ def start_ops_job(store: JobStore, queue: JobQueue, parent: Job, action: JobActi
     total = parent.children.total if parent.children else len(child_ids(parent))
     payload = ops.OpsPayload(
         action=action,
-        status=TAKES[action],
+        status=TAKES[action][0],
         before=millis(store.now()),
         limit=max(total, 1),
         fan_out=parent.job_id,

@@ -30,7 +30,7 @@ from lambdas.jobs.base import JobType
 from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import ForbiddenError, InvalidCursorError
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job
+from lambdas.models.job import Job, Priority
 from lambdas.models.limits import (
     MAX_KEY_CHARS,
     WHOLE_TYPE,
@@ -136,6 +136,7 @@ class Admission:
     refused: WaitingFor | None = None
     reserved: bool = False  # the refusal's `until` is a start reserved for this job
     pause: str | None = None  # which receiver's pause holds it (`pause_of`)
+    priority: Priority = Priority.NORMAL  # as the message named it (or as read)
     started: float = 0.0
     released: bool = False
 
@@ -169,13 +170,13 @@ class Limits:
         not say (its type and owner in a message from before they were sent; the payload a `host` or
         `payload.<field>` key is read from, on a job's first start) is read from the job, once."""
         job: Job | None = None
-        job_type, owner = sent.job_type, sent.owner
+        job_type, owner, priority = sent.job_type, sent.owner, sent.priority
         if job_type is None or owner is None:
             job = read()
             if job is None:
                 return Admission(self, sent.job_id)  # the claim finds no job either
-            job_type, owner = job.job_type, job.owner
-        admission = Admission(self, sent.job_id, job_type, owner)
+            job_type, owner, priority = job.job_type, job.owner, job.priority
+        admission = Admission(self, sent.job_id, job_type, owner, priority=priority)
         loaded = _loaded(job_type)
         limit = limit_of(loaded, self._overrides) if loaded is not None else None
         if limit is None:
@@ -224,6 +225,7 @@ class Limits:
                 reserved=reserved,
                 reserve=reserve,
                 pause=admission.pause,
+                priority=admission.priority,
             )
 
         for _ in range(_IN_PROCESS_WAITS):

@@ -6,6 +6,10 @@
 - `processing` jobs whose lease expired: the worker crashed or timed out. They go back to `pending`.
 - `waiting` parents whose check is due: finished if all their children have (a repair for a child
   whose last step was interrupted), else checked again later.
+- `processing` or `waiting` workflows past their execution's deadline: Lambda timed the execution out
+  (durableConfig executionTimeout), so it never wrote the job's end; the sweep writes it, `dead` with
+  the reason, fenced on the job still running that execution, so once. A workflow handed over whose
+  execution never started (no ARN) is requeued as any expired lease is.
 - `scheduled` jobs due within the horizon: handed to SQS with the delay left (`start_times`). A
   scheduled job is never taken for a lost one: it is in a state of its own, which the passes above
   never read.
@@ -21,6 +25,7 @@ from lambdas.lifecycle import parents
 from lambdas.lifecycle.start_times import hand_over_due
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
+from lambdas.store.errors import StaleAttemptError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
@@ -31,6 +36,7 @@ class SweepReport:
     requeued_expired: int = 0
     parents_finished: int = 0
     handed_over: int = 0
+    workflows_timed_out: int = 0
     out_of_time: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -89,6 +95,8 @@ class Sweeper:
         return True
 
     def _resend(self, job: Job, report: SweepReport) -> None:
+        if self._timed_out_workflow(job, report):
+            return
         reason = None
         if job.status is JobStatus.PROCESSING:
             reason = f"lease expired on attempt {job.attempts}: the worker crashed or timed out"
@@ -105,5 +113,25 @@ class Sweeper:
             logger.info("lost message re-sent", jobId=job.job_id)
 
     def _settle(self, job: Job, report: SweepReport) -> None:
+        if self._timed_out_workflow(job, report):
+            return
         if parents.settle(self._store, job.job_id, self._recheck) is not None:
             report.parents_finished += 1
+
+    def _timed_out_workflow(self, job: Job, report: SweepReport) -> bool:
+        """True when `job` is a started workflow (its due time is then its execution's deadline)."""
+        if job.execution is None:
+            return False
+        workflows = self._store.workflows()
+        if not workflows.execution_arn(job.job_id):
+            return False  # its execution never started: the next claim starts it
+        reason = (
+            f"the workflow ran past its execution timeout ({config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS} s)"
+        )
+        try:
+            workflows.die(job, job.execution, reason)
+        except StaleAttemptError:
+            return True  # it ended, or was cancelled, meanwhile
+        report.workflows_timed_out += 1
+        log_transition(job.job_id, job.job_type, job.status, JobStatus.DEAD, job.attempts, reason)
+        return True

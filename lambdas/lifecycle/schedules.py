@@ -14,10 +14,11 @@ firings it made already are found made).
 
 import uuid
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -120,8 +121,20 @@ def _checked_job(job: "ScheduledJob", owner: str) -> dict[str, object]:
     return payload
 
 
+def _attempts(job: "ScheduledJob", retry_policies: Mapping[str, Mapping[str, Any]] | None) -> int:
+    """Its jobs' `maxAttempts` as POST /jobs resolves one: those asked for, else the type's policy's."""
+    from lambdas.lifecycle.submit import max_attempts
+
+    asked = job.max_attempts if "max_attempts" in job.model_fields_set else None
+    return max_attempts(job.type, asked, retry_policies or {})
+
+
 def create_schedule(
-    schedules: ScheduleStore, caller: Caller, request: "CreateScheduleRequest", cap: int
+    schedules: ScheduleStore,
+    caller: Caller,
+    request: "CreateScheduleRequest",
+    cap: int,
+    retry_policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Schedule:
     now = schedules.now()
     check_expression(request.expression, request.time_zone, now)
@@ -133,7 +146,8 @@ def create_schedule(
         time_zone=request.time_zone,
         job_type=request.job.type,
         payload=_checked_job(request.job, caller.owner),
-        max_attempts=request.job.max_attempts,
+        max_attempts=_attempts(request.job, retry_policies),
+        priority=request.job.priority,
         overlap=request.overlap,
         state=request.state,
         created_at=iso_time(now),
@@ -206,6 +220,7 @@ def update_schedule(
     schedule_id: str,
     request: "UpdateScheduleRequest",
     client: str | None = None,
+    retry_policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Schedule:
     seen = find_schedule(schedules, caller, schedule_id, client)
     changed = replace(
@@ -221,7 +236,8 @@ def update_schedule(
             changed,
             job_type=request.job.type,
             payload=_checked_job(request.job, seen.owner),
-            max_attempts=request.job.max_attempts,
+            max_attempts=_attempts(request.job, retry_policies),
+            priority=request.job.priority,
         )
     if (changed.expression, changed.time_zone) != (seen.expression, seen.time_zone):
         check_expression(changed.expression, changed.time_zone, schedules.now())
@@ -340,6 +356,7 @@ def fire(
         payload=schedule.payload,
         max_attempts=schedule.max_attempts,
         owner=schedule.owner,
+        priority=schedule.priority,
     )
     try:
         job = store.put_new(new)

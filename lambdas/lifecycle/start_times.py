@@ -1,7 +1,8 @@
 """Jobs that start later: their start time, handing a `scheduled` job to SQS, and moving a start time.
 
 - A job asked to start within the horizon (SQS's longest message delay, 900 s) is `pending` and its
-  message is sent with the delay left. One due later is `scheduled`: it has no message yet.
+  message is sent with the delay left. One due later is `scheduled`: it has no message yet. So is a
+  failed job whose retry waits longer than that (lambdas/lifecycle/worker.py, `_retry`).
 - `hand_over_due` (run by every recovery sweep, which comes far more often than the horizon) makes each
   `scheduled` job due within the horizon `pending` and sends its message with the delay left, so the
   job starts at its start time, not on the sweep's grid. If the send fails, the job is `pending` and due,
@@ -64,7 +65,9 @@ def hand_over_due(
         pending = store.hand_over(job)
         if pending is None:
             continue  # another sweep handed it over, or a caller moved or cancelled it
-        log_transition(job.job_id, job.job_type, JobStatus.SCHEDULED, JobStatus.PENDING, 0, "due soon")
+        log_transition(
+            job.job_id, job.job_type, JobStatus.SCHEDULED, JobStatus.PENDING, job.attempts, "due soon"
+        )
         try:
             send_if_pending(queue, pending, store.now())
         except Exception:

@@ -19,12 +19,18 @@ from pydantic import BaseModel, ValidationError
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError, JobType
+from lambdas.lifecycle.backoff import policy_attempts
 from lambdas.lifecycle.capabilities import submission_context
-from lambdas.lifecycle.errors import IdempotencyConflictError, JobTooLargeError, UnknownJobTypeError
+from lambdas.lifecycle.errors import (
+    IdempotencyConflictError,
+    JobTooLargeError,
+    TooManyAttemptsError,
+    UnknownJobTypeError,
+)
 from lambdas.lifecycle.start_times import delay_until, send_if_pending
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.caller import Caller
-from lambdas.models.job import Job, NewJob
+from lambdas.models.job import Job, NewJob, Priority
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import ItemTooLargeError, JobExistsError
 from lambdas.store.jobs import JobStore
@@ -43,7 +49,11 @@ class Submitted:
 
 
 def _request_hash(request: SubmitJobRequest) -> str:
-    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    # A `normal` request hashes as it did before priorities, so its retry still matches its job.
+    unasked = {"priority"} if request.priority is Priority.NORMAL else None
+    canonical = json.dumps(
+        request.model_dump(mode="json", exclude=unasked), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -73,6 +83,22 @@ def validated_payload(request: SubmitJobRequest, caller: str) -> dict[str, Any]:
     return payload.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def max_attempts(job_type: str, asked: int | None, overrides: Mapping[str, Mapping[str, Any]]) -> int:
+    """A new job's attempts: those asked for, else its type's retry policy's. A caller may ask for up to
+    10 (as before policies), or for up to the policy's attempts when the type allows more: the policy is
+    the type author's (and operator's) judgement of how long its failures last, a caller only tunes."""
+    declared = registry.get(job_type).retry
+    default = policy_attempts(job_type, declared, overrides)
+    if asked is None:
+        return default
+    most = max(config.MAX_ATTEMPTS_LIMIT, default)
+    if asked > most:
+        raise TooManyAttemptsError(
+            f"maxAttempts may be at most {most} for job type {job_type!r}; got {asked}"
+        )
+    return asked
+
+
 def submit(
     request: SubmitJobRequest,
     store: JobStore,
@@ -80,11 +106,15 @@ def submit(
     caller: Caller,
     idempotency_key: str | None = None,
     horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS,
+    retry_policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Submitted:
     """Store the caller's job and send its message; an Idempotency-Key is the caller's own (another
     caller's same key makes another job). Its submission checks see only the caller's own uploads."""
     delay = delay_until(request.run_at, request.delay_seconds, store.now())
     payload = validated_payload(request, caller.owner)
+    # Resolved before the hash: a repeat of a request naming no attempts is the same request.
+    attempts = max_attempts(request.type, request.max_attempts, retry_policies or {})
+    request = request.model_copy(update={"max_attempts": attempts})
     request_hash = None
     if idempotency_key:
         job_id = str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, f"{caller.owner}\n{idempotency_key}"))
@@ -95,11 +125,12 @@ def submit(
         job_id=job_id,
         job_type=request.type,
         payload=payload,
-        max_attempts=request.max_attempts,
+        max_attempts=attempts,
         delay_seconds=delay,
         request_hash=request_hash,
         owner=caller.owner,
         horizon_seconds=horizon_seconds if request.run_at is not None or delay else 0,
+        priority=request.priority,
     )
     try:
         job = store.put_new(new)

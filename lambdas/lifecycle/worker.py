@@ -3,7 +3,13 @@
 Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
-  is reported as a batch item failure so SQS delivers it again when the backoff ends;
+  is reported as a batch item failure so SQS delivers it again when the backoff ends. The backoff and
+  the window of retries are the type's retry policy's (`lambdas/lifecycle/backoff.py`); a failure past
+  the window ends the job `dead`, saying so. Two retries leave this message instead (it is deleted):
+  one waiting longer than SQS can delay a message (900 s) is `scheduled`, and the recovery sweep's
+  hand-over sends it a fresh message when it is due (lambdas/lifecycle/start_times.py); one after the
+  MAX_ATTEMPTS_LIMIT-th attempt waits in a fresh message. Either way no message of a job is received
+  more than MAX_ATTEMPTS_LIMIT times for its attempts, so SQS never redrives a retrying job to the DLQ;
 - dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
   this function cannot run (unknown here, its module does not import, its settings missing) dies too,
   at once: no retry fixes the function's code or environment;
@@ -43,12 +49,12 @@ from lambdas.jobs.base import (
     RetryLater,
 )
 from lambdas.lifecycle import parents
-from lambdas.lifecycle.backoff import retry_delay
+from lambdas.lifecycle.backoff import Retries, retries, span
 from lambdas.lifecycle.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops import OPS_TYPE
-from lambdas.models.job import Job, JobStatus
+from lambdas.models.job import Job, JobStatus, Priority
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition, logger
@@ -69,16 +75,19 @@ class QueueMessage:
     message_id: str
     receipt_handle: str
     body: str
+    source_arn: str = ""  # the queue it came from: the group's queue or its high queue
 
     @classmethod
     def from_record(cls, record: "SQSRecord") -> "QueueMessage":
-        return cls(record.message_id, record.receipt_handle, record.body)
+        # A hand-made event may name no source: its messages are taken as the function's queue's.
+        return cls(record.message_id, record.receipt_handle, record.body, record.get("eventSourceARN") or "")
 
 
 class Outcome(StrEnum):
     SUCCEEDED = "succeeded"
     WAITING = "waiting"  # handed to child jobs
     RETRIED = "retried"
+    RETRIED_LATER = "retried later"  # in a fresh message, or `scheduled` (this one is deleted)
     CONTINUED = "continued"  # the job goes on in a fresh message (this one is deleted)
     DEFERRED = "deferred"  # over a limit, or RetryLater: waits in a fresh message (this one is deleted)
     DEAD = "dead"
@@ -175,12 +184,12 @@ class Worker:
             and wait.until > self._store.now() + 1
         ):
             return self._wait(
-                message, _Sent(job_id, sent.job_type, sent.owner), wait
+                message, _Sent(job_id, sent.job_type, sent.owner, sent.priority), wait
             )  # a link of a long wait's chain
         admission = self._limits.admit(sent, lambda: self._store.get(job_id, counts=False))
         if admission.refused is not None:
             waiting = admission.refused
-            sending = _Sent(job_id, admission.job_type, admission.owner)
+            sending = _Sent(job_id, admission.job_type, admission.owner, admission.priority)
             wait = Wait(waiting.key, waiting.until, admission.reserved, admission.pause)
             return self._wait(message, sending, wait, waiting)
         try:
@@ -252,11 +261,12 @@ class Worker:
             later = RetryLater(later.seconds, redact(later.reason), later.pause)
             return self._defer(message, job, self._later(job, job_type, later), recorded)
         except RetryableJobError as error:
-            return self._retry(message, job, redact(str(error)), error.retry_after, started, recorded)
+            failure = _Failure(redact(str(error)), error.retry_after, started, recorded)
+            return self._retry(message, job, self._retries(job_type), failure)
         except Exception as error:
             logger.exception("job raised an unexpected error; treating it as transient")
-            text = redact(f"{type(error).__name__}: {error}")
-            return self._retry(message, job, text, None, started, recorded)
+            failure = _Failure(redact(f"{type(error).__name__}: {error}"), None, started, recorded)
+            return self._retry(message, job, self._retries(job_type), failure)
         return self._succeed(message, job, result, started, recorded, place)
 
     def _start_workflow(self, message: QueueMessage, job: Job) -> MessageResult:
@@ -327,7 +337,7 @@ class Worker:
             self._queue.send_job(job)
         except Exception:
             logger.exception("SendMessage failed for a continuation; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, 0)
+            self._queue.change_visibility(message.receipt_handle, 0, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, elapsed)
         return MessageResult(message.message_id, Outcome.CONTINUED, job.job_type, elapsed)
 
@@ -363,7 +373,7 @@ class Worker:
             self._queue.send_job(sent, delay, wait)
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, sent.job_type)
         kind = waiting.kind.value if waiting is not None else "chain"
         logger.info("waits", waitingFor=kind, key=wait.key, delaySeconds=delay)
@@ -403,38 +413,61 @@ class Worker:
             self._queue.send_job(job, delay, Wait(waiting.key, waiting.until))
         except Exception:
             logger.exception("SendMessage failed for a waiting job; its message is delivered again")
-            self._queue.change_visibility(message.receipt_handle, delay)
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
             return MessageResult(message.message_id, Outcome.RETRIED, job.job_type)
         logger.info("waits", waitingFor=waiting.kind.value, key=waiting.key, delaySeconds=delay)
         return MessageResult(message.message_id, Outcome.DEFERRED, job.job_type)
 
-    def _retry(
-        self,
-        message: QueueMessage,
-        job: Job,
-        error: str,
-        retry_after: float | None,
-        started: float,
-        recorded: Recorded,
-    ) -> MessageResult:
+    def _retries(self, job_type: JobType[Any]) -> Retries:
+        settings = self._settings
+        return retries(
+            job_type.name,
+            job_type.retry,
+            settings.retry_policies,
+            settings.backoff_base_seconds,
+            settings.backoff_cap_seconds,
+        )
+
+    def _retry(self, message: QueueMessage, job: Job, policy: Retries, failure: "_Failure") -> MessageResult:
+        error, started, recorded = failure.error, failure.started, failure.recorded
         if job.attempts >= job.max_attempts:
             exhausted = f"attempts exhausted ({job.attempts}/{job.max_attempts}): {error}"
             return self._dead(message, job, exhausted, started, recorded)
-        delay = retry_delay(
-            job.attempts,
-            self._settings.backoff_base_seconds,
-            self._settings.backoff_cap_seconds,
-            retry_after,
-            self._rng,
-        )
+        now = self._store.now()
+        # Its first failure (in this life: a caller's retry starts `attempts` again) starts the window.
+        since = job.retrying_since / 1000 if job.retrying_since and job.attempts > 1 else now
+        delay = policy.delay(job.attempts, failure.retry_after, self._rng)
+        if policy.window_seconds is not None:
+            left = since + policy.window_seconds - now
+            if left <= 0 or (failure.retry_after or 0) > left:
+                passed = f"retry window of {span(policy.window_seconds)} passed after {job.attempts} attempts"
+                return self._dead(message, job, f"{passed}: {error}", started, recorded)
+            delay = min(delay, math.ceil(left))  # its last retry comes as its window ends
+        scheduled = delay > config.SQS_MAX_DELAY_SECONDS
         try:
-            self._store.retry(job, error, delay, recorded.puts)
+            self._store.retry(job, error, delay, recorded.puts, since, scheduled)
         except StaleAttemptError:
             return self._stale(message, job, recorded)
-        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.PENDING, job.attempts, error)
-        self._queue.change_visibility(message.receipt_handle, delay)
+        next_status = JobStatus.SCHEDULED if scheduled else JobStatus.PENDING
+        log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, next_status, job.attempts, error)
         logger.info("retry scheduled", delaySeconds=delay, attempt=job.attempts)
-        return MessageResult(message.message_id, Outcome.RETRIED, job.job_type, _elapsed_ms(started))
+        outcome = Outcome.RETRIED_LATER if scheduled else self._retry_message(message, job, delay)
+        return MessageResult(message.message_id, outcome, job.job_type, _elapsed_ms(started))
+
+    def _retry_message(self, message: QueueMessage, job: Job, delay: int) -> Outcome:
+        """The message of a retry due within SQS's longest delay: this one kept for its first
+        MAX_ATTEMPTS_LIMIT attempts, then a fresh one (kept, it would be received once more per attempt,
+        past the queue's maxReceiveCount). A `scheduled` retry has none until the sweep's hand-over."""
+        if job.attempts < config.MAX_ATTEMPTS_LIMIT:
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
+            return Outcome.RETRIED
+        try:
+            self._queue.send_job(job, delay)
+        except Exception:
+            logger.exception("SendMessage failed for a retry; its message is delivered again")
+            self._queue.change_visibility(message.receipt_handle, delay, message.source_arn)
+            return Outcome.RETRIED
+        return Outcome.RETRIED_LATER
 
     def _dead(
         self,
@@ -465,7 +498,7 @@ class Worker:
         early = job.run_at / 1000 - self._store.now()
         if job.status is JobStatus.PENDING and early > 0:
             # Sent for the start time before a reschedule moved it later: back when the job is due.
-            self._queue.change_visibility(message.receipt_handle, math.ceil(early))
+            self._queue.change_visibility(message.receipt_handle, math.ceil(early), message.source_arn)
             return MessageResult(message.message_id, Outcome.EARLY, job.job_type)
         logger.info("duplicate message dropped", status=job.status.value)
         return MessageResult(message.message_id, Outcome.DUPLICATE, job.job_type)
@@ -494,12 +527,23 @@ def _waited_too_long(waited: int, waiting: WaitingFor | None, most: int) -> str:
 
 
 @dataclass(frozen=True)
+class _Failure:
+    """A failed attempt: what it said, the least delay it asked for, and what it recorded."""
+
+    error: str
+    retry_after: float | None
+    started: float
+    recorded: Recorded
+
+
+@dataclass(frozen=True)
 class _Sent:
     """A waiting job as its message names it (the worker never read the job)."""
 
     job_id: str
     job_type: str
     owner: str
+    priority: Priority
 
 
 def _death(job: Job, reason: str) -> dict[str, str]:

@@ -8,20 +8,28 @@ from pydantic import AwareDatetime, Field, model_validator
 
 from lambdas import config
 from lambdas.models.deliveries import DeliveryAttempt
-from lambdas.models.job import Attempt, Job, JobAction, JobStatus, WorkflowStep
+from lambdas.models.job import Attempt, Job, JobAction, JobStatus, Priority, WorkflowStep
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import WaitingFor
 from lambdas.models.wire import WireModel
+
+PRIORITY_DESCRIPTION = (
+    "Among one caller's jobs waiting on a limit, `high` start before `normal` before `low`; a `high` job's"
+    " message takes its worker group's high queue, so a backlog of other jobs does not hold it back."
+)
 
 
 class SubmitJobRequest(WireModel):
     type: str = Field(min_length=1, max_length=64, description="A registered job type, e.g. send_email.")
     payload: dict[str, Any] = Field(description="The job type's input; validated against that type's model.")
-    max_attempts: int = Field(
-        default=config.DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int | None = Field(
+        default=None,
         ge=1,
-        le=config.MAX_ATTEMPTS_LIMIT,
-        description="Attempts before the job is declared dead.",
+        le=config.MAX_POLICY_ATTEMPTS,
+        description=(
+            "Attempts before the job is declared dead. Default: its type's retry policy's (5 unless the "
+            "type declares more); at most 10, or the policy's attempts when those are more."
+        ),
     )
     delay_seconds: int = Field(
         default=0,
@@ -36,6 +44,7 @@ class SubmitJobRequest(WireModel):
             "runs now). Not with `delaySeconds`. A job due beyond SQS's 900 s is `scheduled` until then."
         ),
     )
+    priority: Priority = Field(default=Priority.NORMAL, description=PRIORITY_DESCRIPTION)
 
     @model_validator(mode="after")
     def _one_start_time(self) -> Self:
@@ -164,6 +173,7 @@ class JobView(WireModel):
     job_id: str
     type: str
     status: str
+    priority: Priority
     payload: dict[str, Any] = Field(description="The job's input, as submitted.")
     attempts: int = Field(description="Attempts since the job was submitted or last retried.")
     max_attempts: int
@@ -261,6 +271,7 @@ def summary_fields(job: Job) -> dict[str, Any]:
         # A done job's last error is history (an attempt before the one that succeeded), not its state.
         "last_error": None if job.status is JobStatus.DONE else job.last_error,
         "parent_id": job.parent_id,
+        "priority": job.priority,
     }
 
 
@@ -275,6 +286,7 @@ class JobSummary(WireModel):
     status_at: str
     last_error: str | None
     parent_id: str | None
+    priority: Priority
 
     @classmethod
     def of(cls, job: Job) -> Self:

@@ -9,7 +9,7 @@ from lambdas.models.waiting import WaitingFor
 
 class JobStatus(StrEnum):
     # Due beyond SQS's longest message delay (the schedule horizon): no message exists yet; the sweep
-    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/design.md).
+    # hands it to SQS, with the delay that is left, once it is due within the horizon (docs/internals/scheduling.md).
     SCHEDULED = "scheduled"
     PENDING = "pending"
     PROCESSING = "processing"
@@ -22,6 +22,15 @@ class JobStatus(StrEnum):
     @property
     def finished(self) -> bool:
         return self in (JobStatus.DONE, JobStatus.DEAD, JobStatus.CANCELLED)
+
+
+class Priority(StrEnum):
+    """Which of one owner's waiting jobs starts first, and which queue a job's message takes: a `high`
+    job goes to its worker group's high queue, out of reach of a backlog (docs/design.md, flow control)."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
 
 
 class JobAction(StrEnum):
@@ -118,9 +127,11 @@ class Job:
     # job has waited so in all (bounded by LIMIT_MAX_WAIT_SECONDS).
     waiting_for: WaitingFor | None = None
     waited_seconds: int = 0
+    retrying_since: int = 0  # epoch milliseconds its first failed attempt ended (0: none yet)
     run_at: int = 0  # epoch milliseconds its first attempt may start (0: whenever its message comes)
     steps: tuple[WorkflowStep, ...] = ()  # a workflow's, in the order they started
     execution: str | None = None  # a workflow's durable execution, once the worker handed it over
+    priority: Priority = Priority.NORMAL
 
 
 @dataclass(frozen=True)
@@ -136,3 +147,4 @@ class NewJob:
     # A job given a start time (`runAt`/`delaySeconds`): a message that comes before it cannot claim it,
     # and a job due beyond this horizon (seconds) is written `scheduled`; 0: no start time was asked.
     horizon_seconds: int = 0
+    priority: Priority = Priority.NORMAL

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from lambdas.models.job import Priority
+
 NEXT_SHOWN = 5  # the firings a schedule's view lists ahead
 
 
@@ -56,3 +58,4 @@ class Schedule:
     # Why its last firing failed or was skipped (None once one fires again), and when (ISO time).
     last_error: str | None = None
     last_error_at: str | None = None
+    priority: Priority = Priority.NORMAL  # its jobs'

@@ -5,6 +5,8 @@ from typing import Any, Self
 from pydantic import Field
 
 from lambdas import config
+from lambdas.models.api import PRIORITY_DESCRIPTION
+from lambdas.models.job import Priority
 from lambdas.models.schedule import NEXT_SHOWN, Overlap, Schedule, ScheduleState
 from lambdas.models.wire import WireModel
 
@@ -14,7 +16,16 @@ class ScheduledJob(WireModel):
     payload: dict[str, Any] = Field(
         description="The job type's input; validated when the schedule is written."
     )
-    max_attempts: int = Field(default=config.DEFAULT_MAX_ATTEMPTS, ge=1, le=config.MAX_ATTEMPTS_LIMIT)
+    max_attempts: int = Field(
+        default=config.DEFAULT_MAX_ATTEMPTS,
+        ge=1,
+        le=config.MAX_POLICY_ATTEMPTS,
+        description=(
+            "Attempts of each job it creates. Default: its type's retry policy's (5 unless the type "
+            "declares more); at most 10, or the policy's attempts when those are more."
+        ),
+    )
+    priority: Priority = Field(default=Priority.NORMAL, description=PRIORITY_DESCRIPTION)
 
 
 class CreateScheduleRequest(WireModel):
@@ -78,7 +89,10 @@ class ScheduleView(WireModel):
             expression=schedule.expression,
             time_zone=schedule.time_zone,
             job=ScheduledJob(
-                type=schedule.job_type, payload=schedule.payload, max_attempts=schedule.max_attempts
+                type=schedule.job_type,
+                payload=schedule.payload,
+                max_attempts=schedule.max_attempts,
+                priority=schedule.priority,
             ),
             overlap=schedule.overlap,
             state=schedule.state,

@@ -218,6 +218,12 @@ def _job_limits(text: str) -> dict[str, dict[str, Any]]:
         raise ValueError(_reason(error)) from None
 
 
+def _retry_policies(text: str) -> dict[str, dict[str, Any]]:
+    from lambdas.models.retry import parse_overrides
+
+    return parse_overrides(json_object(dict)(text))
+
+
 def _iam_callers(text: str) -> "IamCallers":
     from lambdas.models.iam import IamCallers  # the api's alone, which loads pydantic anyway
 
@@ -307,6 +313,27 @@ class LimitsSettings(Environment):
     job_limits: dict[str, dict[str, Any]] = setting(config.ENV_JOB_LIMITS, _job_limits, factory=dict)
 
 
+class RetrySettings(Environment):
+    """How failed attempts are retried: the stack's backoff, and its overrides of each job type's retry
+    policy (CDK context `retryPolicies`): the API reads a type's attempts, the worker all of it."""
+
+    backoff_base_seconds: float = setting(
+        config.ENV_BACKOFF_BASE_SECONDS,
+        number,
+        config.BACKOFF_BASE_SECONDS,
+        check=between(ge=config.MIN_BACKOFF_SECONDS),
+    )
+    backoff_cap_seconds: float = setting(
+        config.ENV_BACKOFF_CAP_SECONDS,
+        number,
+        config.BACKOFF_CAP_SECONDS,
+        check=between(ge=config.MIN_BACKOFF_SECONDS, le=config.SQS_MAX_VISIBILITY_SECONDS),
+    )
+    retry_policies: dict[str, dict[str, Any]] = setting(
+        config.ENV_RETRY_POLICIES, _retry_policies, factory=dict
+    )
+
+
 class HorizonSettings(Environment):
     """How far ahead a job with a start time is handed to SQS (nearer: `pending`; further: `scheduled`)."""
 
@@ -338,6 +365,8 @@ class JobTypesSettings(Environment):
 
     job_packages: tuple[str, ...] = setting(config.ENV_JOB_PACKAGES, names, ())
     job_queue_urls: dict[str, str] = setting(config.ENV_JOB_QUEUE_URLS, json_object(str), factory=dict)
+    # Each job queue's high queue (queue URL -> URL), where `high` jobs are sent.
+    high_queue_urls: dict[str, str] = setting(config.ENV_HIGH_QUEUE_URLS, json_object(str), factory=dict)
     job_settings: dict[str, dict[str, Any]] = setting(
         config.ENV_JOB_SETTINGS, json_object(dict), factory=dict
     )
@@ -353,6 +382,7 @@ class ApiSettings(
     LimitsSettings,
     ScheduleSettings,
     JobTypesSettings,
+    RetrySettings,
 ):
     queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
     # GET /jobs/{jobId}/deliveries reads the webhook delivery log.
@@ -376,22 +406,11 @@ class WorkerSettings(
     WebhookSecretsSettings,
     LimitsSettings,
     JobTypesSettings,
+    RetrySettings,
 ):
     queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
     dlq_url: str = setting(config.ENV_DLQ_URL, check=length())
     workflow_function: str = setting(config.ENV_WORKFLOW_FUNCTION, default="")
-    backoff_base_seconds: float = setting(
-        config.ENV_BACKOFF_BASE_SECONDS,
-        number,
-        config.BACKOFF_BASE_SECONDS,
-        check=between(ge=config.MIN_BACKOFF_SECONDS),
-    )
-    backoff_cap_seconds: float = setting(
-        config.ENV_BACKOFF_CAP_SECONDS,
-        number,
-        config.BACKOFF_CAP_SECONDS,
-        check=between(ge=config.MIN_BACKOFF_SECONDS, le=config.SQS_MAX_VISIBILITY_SECONDS),
-    )
     lease_seconds: int = setting(config.ENV_LEASE_SECONDS, integer, config.LEASE_SECONDS, check=between(gt=0))
     limit_max_wait_seconds: int = setting(
         config.ENV_LIMIT_MAX_WAIT_SECONDS, integer, config.LIMIT_MAX_WAIT_SECONDS, check=between(gt=0)

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from lambdas.models.job import Attempt, AttemptOutcome, ChildCounts, Job, JobStatus, NewJob, WorkflowStep
+from lambdas.models.job import (
+    Attempt,
+    AttemptOutcome,
+    ChildCounts,
+    Job,
+    JobStatus,
+    NewJob,
+    Priority,
+    WorkflowStep,
+)
 from lambdas.models.timestamps import iso_time
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.store import schema
@@ -64,6 +73,8 @@ HISTORY_ERROR_CHARS = 200  # each slot stays small: every write of the item pays
 # When a job given a start time may first run (epoch ms): a message that comes before cannot claim it.
 # Removed by the first claim (a retry's delay is its message's, not this).
 RUN_AT = "runAt"
+# A job's priority; absent for `normal` (and on jobs stored before priorities).
+PRIORITY = "priority"
 ATTEMPT_TOTAL = "attemptTotal"
 ATTEMPT_STARTED_AT = "attemptStartedAt"
 # A job waiting on a limit (or its own RetryLater): {kind, key, until (epoch ms), reason}; and the seconds
@@ -76,6 +87,8 @@ EXECUTION_ARN = "executionArn"
 STEP_PREFIX = "step:"
 EVENT_CALLBACK = "eventCallback"
 WAITED_SECONDS = "waitedSeconds"
+# Epoch ms of the failure that started the job's retries: its retry policy's window counts from it.
+RETRYING_SINCE = "retryingSince"
 # Items written before owners existed; no API key id looks like this.
 NO_OWNER = "-"
 
@@ -166,9 +179,11 @@ def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None)
         reopened_at=int(raw.get(REOPENED_AT, 0)),
         waiting_for=_waiting_for(raw.get(WAITING_FOR)),
         waited_seconds=int(raw.get(WAITED_SECONDS, 0)),
+        retrying_since=int(raw.get(RETRYING_SINCE, 0)),
         run_at=int(raw.get(RUN_AT, 0)),
         steps=_steps(raw),
         execution=raw.get(EXECUTION),
+        priority=Priority(raw.get(PRIORITY, Priority.NORMAL)),
     )
 
 
@@ -297,7 +312,7 @@ class JobItems:
     def state(self, job_id: str, owner: str, status: JobStatus, due_at: float, now: float) -> State:
         """Entering `status`. A live state keeps `dueAt` (the sweeper's index) and no TTL; a finished
         one drops `dueAt`, so the sparse `byStatus` index forgets it, and expires after the TTL.
-        `processing` drops the owner's status key: a claim knows only the job id (see docs/design.md)."""
+        `processing` drops the owner's status key: a claim knows only the job id (see docs/internals/capacity.md)."""
         assign: dict[str, Any] = {
             "status": status.value,
             schema.STATUS_SHARD: self.shard(job_id, status),
@@ -339,6 +354,8 @@ class JobItems:
         }
         if new.horizon_seconds:
             values[RUN_AT] = millis(due)
+        if new.priority is not Priority.NORMAL:
+            values[PRIORITY] = new.priority.value
         if new.parent_id:
             values["parentId"] = new.parent_id
         if new.request_hash:

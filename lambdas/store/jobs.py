@@ -35,6 +35,7 @@ from lambdas.store.codec import (
     OWNER,
     REOPENED_AT,
     RESULT,
+    RETRYING_SINCE,
     RUN_AT,
     STATUS,
     UPDATED_AT,
@@ -302,11 +303,26 @@ class JobStore:
         """The job a terminal write left: as the write returned it, else read back."""
         return ended.job or self._table.require(job.job_id)
 
-    def retry(self, job: Job, error: str, delay_seconds: int, puts: Sequence[Put] = ()) -> None:
-        """Back to pending; its message becomes visible again after `delay_seconds`."""
+    def retry(
+        self,
+        job: Job,
+        error: str,
+        delay_seconds: int,
+        puts: Sequence[Put] = (),
+        since: float | None = None,
+        scheduled: bool = False,
+    ) -> None:
+        """Back to pending, due after `delay_seconds` (its message comes back then); `scheduled`, with
+        that start time, when the wait is longer than a message can be delayed (the sweep hands it to
+        SQS when it is due). `since`: when its retries began (its policy's window counts from it)."""
         due = self.now() + delay_seconds
-        extra = {LAST_ERROR: error[:MAX_ERROR_CHARS]}
-        update = self._attempt_update(job, JobStatus.PENDING, due, AttemptOutcome.RETRY, extra, error)
+        extra: dict[str, Any] = {LAST_ERROR: error[:MAX_ERROR_CHARS]}
+        if since is not None:
+            extra[RETRYING_SINCE] = millis(since)
+        status = JobStatus.PENDING
+        if scheduled:
+            status, extra[RUN_AT] = JobStatus.SCHEDULED, millis(due)
+        update = self._attempt_update(job, status, due, AttemptOutcome.RETRY, extra, error)
         self._children.write_job(job.job_id, update, puts)
 
     def continue_later(self, job: Job, progress: Any) -> None:

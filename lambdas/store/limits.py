@@ -13,7 +13,14 @@ An item holds what the limit needs to say yes or no in one conditional write:
   owner's lane, one interval (`1 / perSecond`, or the last run's length over the slots) times the
   owners waiting apart, so the waiters of one key come back one at a time, round-robin across owners,
   never all at once. While `line` is ahead, a job that holds no reservation is refused even if the
-  bucket has a token: the tokens are the reserved jobs';
+  bucket has a token: the tokens are the reserved jobs'. Within a lane, priority orders: the lane
+  marks where its `high` starts end (`h`) and where its `high` and `normal` ones end (`n`); a job
+  refused while lower-priority jobs of its owner wait after its mark is handed the start at its mark
+  instead of one after the lane's end, and the lane owes a start to its rank (`b` to a `high` job,
+  owed by any lower one; `d` to a `normal` job, owed by a `low` one): the next lower job of the lane
+  that comes back at its reserved start yields it (refused, and reserved again), so the owner's share
+  of the limit stays what it was, and a lane serves `high`, then `normal`, then `low`, each in the
+  order refused;
 - `p_<pause>` (ms): a receiver's Retry-After stops the starts of the jobs it answers for (one client's
   deliveries to one URL: `pause_of` in `lambdas/lifecycle/limits.py`) until then; `pausedUntil`, a
   pause of the whole key written before pauses were scoped, is still honoured until it ends;
@@ -25,7 +32,7 @@ concurrency`, the bucket's inequality for the guessed side of `tat`), so a busy 
 read first. When it fails, the item DynamoDB returns (ReturnValuesOnConditionCheckFailure) decides:
 refuse and reserve a start (one more UpdateItem, an atomic add to the owner's lane), or write the new
 state conditioned on `ver`. Each acquire costs one write unit, failed conditions included; one key takes
-up to about 1,000 a second (one item's partition): docs/design.md, flow control.
+up to about 1,000 a second (one item's partition): docs/internals/flow-control.md.
 """
 
 import math
@@ -35,6 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from lambdas.models.job import Priority
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store import clients, schema
 from lambdas.store.errors import ConditionFailedError, domain_errors
@@ -142,15 +150,31 @@ class LimitStore:
         reserved: bool = False,
         reserve: bool = True,
         pause: str | None = None,
+        priority: Priority = Priority.NORMAL,
     ) -> Admitted | Refused:
         """Take a start (and a slot, if the limit has a concurrency) for `job_id`, the slot marked with
         `tag` (what a release must name). `reserved`: the job comes back at a start reserved for it, so
         the reservations ahead (`line`) do not hold it back. Refused with `reserve`, the job is handed
-        a start of its own in `lane` (its owner's); without, it is told when the limit next allows one."""
+        a start of its own in `lane` (its owner's); without, it is told when the limit next allows one.
+        A reserved job yields its start while its lane owes one to a job of higher priority."""
+        lane = lane or _NO_LANE
+        debts = _DEBTS_PAID[priority] if reserved else ()
         for tries in range(_WRITE_TRIES):
             now_ms = self.now() * 1000
             try:
-                self._fast_acquire(name, key, limit, job_id, tag, now_ms, lease_seconds, reserved, pause)
+                self._fast_acquire(
+                    name,
+                    key,
+                    limit,
+                    job_id,
+                    tag,
+                    now_ms,
+                    lease_seconds,
+                    reserved,
+                    pause,
+                    lane,
+                    debts,
+                )
                 return Admitted()
             except ConditionFailedError as failed:
                 seen = failed.item
@@ -164,11 +188,16 @@ class LimitStore:
                 continue  # it exists now: try the one write again
             item = unmarshal(seen)
             self._remember(name, key, item)
+            owed = next((debt for debt in debts if _lane_number(item, lane, debt) >= 1), None)
             refused = _refusal(item, limit, job_id, now_ms, reserved, pause)
+            if refused is None and owed is not None:
+                refused = Refused(_kind(limit), now_ms / 1000)  # its start is a higher job's now
             if refused is not None:
                 if not reserve or refused.kind is LimitKind.PAUSED:
                     return refused
-                reservation = self._reserve(name, key, limit, item, lane, refused, now_ms)
+                reservation = self._reserve(
+                    name, key, limit, item, lane, refused, now_ms, priority, owed, reserved
+                )
                 if reservation is not None:
                     return reservation
                 continue  # another reservation moved the lane meanwhile: read it again
@@ -179,8 +208,7 @@ class LimitStore:
             ):
                 return Admitted()
         # Lost every race for the item: others are taking starts right now, so try again shortly.
-        kind = LimitKind.CONCURRENCY if limit.concurrency is not None else LimitKind.PER_SECOND
-        return Refused(kind, self.now() + _SHORTEST_WAIT_SECONDS)
+        return Refused(_kind(limit), self.now() + _SHORTEST_WAIT_SECONDS)
 
     def _fast_acquire(
         self,
@@ -193,6 +221,8 @@ class LimitStore:
         lease: int,
         reserved: bool,
         pause: str | None,
+        lane: str,
+        debts: tuple[str, ...],
     ) -> None:
         names: dict[str, str] = {}
         values: dict[str, Any] = {":one": 1, ":now": int(now_ms), ":exp": self._expires(now_ms)}
@@ -200,6 +230,9 @@ class LimitStore:
         conditions = ["attribute_exists(ver)", "(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)"]
         if not reserved:
             conditions.append("(attribute_not_exists(line) OR line <= :now)")
+        for debt in debts:  # a reserved start is not taken while its lane owes one to a higher job
+            names["#o"] = lane
+            conditions.append(f"(attribute_not_exists(lanes.#o.{debt}) OR lanes.#o.{debt} < :one)")
         if pause is not None:
             names["#p"] = _PAUSE_PREFIX + pause
             conditions.append("(attribute_not_exists(#p) OR #p <= :now)")
@@ -246,12 +279,16 @@ class LimitStore:
         lane: str,
         refused: Refused,
         now_ms: float,
+        priority: Priority = Priority.NORMAL,
+        owed: str | None = None,
+        reserved: bool = False,
     ) -> Refused | None:
         """Hand the refused job a start of its own: the next in its owner's lane, no earlier than the
         limit allows one. One UpdateItem: the lane moves by an atomic add when it is ahead (concurrent
         reservations of one owner never conflict), else it starts anew; None when the lane moved
-        between the read and this write (the caller reads again)."""
-        lane = lane or _NO_LANE
+        between the read and this write (the caller reads again). A job with lower-priority jobs of its
+        owner waiting after its rank's mark takes the start at the mark, and the lane owes one to its
+        rank; a job whose start was `owed` (a debt's name) pays it with this reservation."""
         lanes = _lanes(item)
         waiting_owners = {o for o, (end, _) in lanes.items() if end > now_ms} | {lane}
         step = math.ceil(_spacing_ms(limit, item) * len(waiting_owners))
@@ -263,15 +300,34 @@ class LimitStore:
         stale = [o for o, (end, _) in lanes.items() if end <= now_ms - _STALE_LANE_MS and o != lane][:20]
         removes = [f"lanes.#s{i}" for i in range(len(stale))]
         names.update({f"#s{i}": o for i, o in enumerate(stale)})
-        if seen > floor:  # the owner already waits: its next start is one step after its last
+        mark_name = _MARK.get(priority)
+        mark = _lane_number(item, lane, mark_name) if mark_name else 0.0
+        jumps = mark_name is not None and seen > max(mark, floor)  # lower jobs wait after its mark
+        if jumps and reserved and owed is None:  # it made its lane owe a start already: it comes back
+            return Refused(refused.kind, max(floor, mark) / 1000, reserved=True)
+        if jumps:  # the owner's lower jobs wait after its rank's mark: it takes the start there
+            assert mark_name is not None
+            start = max(floor, mark)
+            values = {":floor": int(floor), ":one": 1, ":zero": 0, ":next": int(start + step)}
+            debt = _DEBT[priority]
+            sets = [f"lanes.#o.{debt} = if_not_exists(lanes.#o.{debt}, :zero) + :one"]
+            sets += [
+                f"lanes.#o.{m} = :next"
+                for m in _MARKS_MOVED[priority]
+                if _lane_number(item, lane, m) < start + step
+            ]
+            condition = "lanes.#o.e > :floor"
+        elif seen > floor:  # the owner already waits: its next start is one step after its last
             sets = ["lanes.#o.e = lanes.#o.e + :step", "lanes.#o.s = :step"]
+            sets += [f"lanes.#o.{m} = lanes.#o.e + :step" for m in _MARKS_MOVED.get(priority, ())]
             if seen + step > line:
                 sets.append("line = lanes.#o.e + :step")
             condition = "lanes.#o.e > :floor"
             start = None
         else:
             end = floor + step
-            values[":lane"] = {"e": int(end), "s": step}
+            marks = dict.fromkeys(_MARKS_MOVED.get(priority, ()), int(end))
+            values[":lane"] = {"e": int(end), "s": step, **marks}
             sets = ["lanes.#o = :lane"]
             if end > line:
                 values[":end"] = int(end)
@@ -279,6 +335,10 @@ class LimitStore:
             condition = "attribute_exists(lanes) AND (attribute_not_exists(lanes.#o) OR lanes.#o.e <= :floor)"
             start = floor
             del values[":step"]
+        if owed is not None and seen > floor:  # this job's start went to a higher job: the debt is paid
+            sets.append(f"lanes.#o.{owed} = lanes.#o.{owed} - :one")
+            condition += f" AND lanes.#o.{owed} >= :one"
+            values[":one"] = 1
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         try:
             with domain_errors():
@@ -432,6 +492,29 @@ class LimitStore:
             states.append(_state_of(name, item, limit, now_ms))
         more = "LastEvaluatedKey" in answer and states
         return states, states[-1].key if more else None
+
+
+def _kind(limit: Limit) -> LimitKind:
+    return LimitKind.CONCURRENCY if limit.concurrency is not None else LimitKind.PER_SECOND
+
+
+# Priority in a lane (see the module docstring): the mark a rank's starts end at, the marks a start of
+# the rank moves, the debt a lane owes the rank, and the debts a reserved job of the rank pays, in
+# order (a low job stands where a normal one jumped before a high one did).
+_MARK = {Priority.HIGH: "h", Priority.NORMAL: "n"}
+_MARKS_MOVED = {Priority.HIGH: ("h", "n"), Priority.NORMAL: ("n",)}
+_DEBT = {Priority.HIGH: "b", Priority.NORMAL: "d"}
+_DEBTS_PAID: dict[Priority, tuple[str, ...]] = {
+    Priority.HIGH: (),
+    Priority.NORMAL: ("b",),
+    Priority.LOW: ("d", "b"),
+}
+
+
+def _lane_number(item: dict[str, Any], lane: str, name: str) -> float:
+    """A number of `lane`'s entry (a mark or a debt; 0 when absent)."""
+    entry = dict(item.get("lanes") or {}).get(lane)
+    return float(entry.get(name, 0)) if isinstance(entry, dict) else 0.0
 
 
 def _lane_end(lane: Any) -> float:

@@ -6,7 +6,13 @@ before it claims the job (a refused start never touches the job's attempts); a m
 also carries the wait: its limit key, its end (`until`), and whether that end is a start reserved for
 this job (`reserved`: the limit counted it when it was handed out). A new child's message may carry
 its limit key and pause without a wait (`Keyed`): a key read from the payload (a webhook's host) is
-then known before the claim without reading the job, on a fan-out's hot path."""
+then known before the claim without reading the job, on a fan-out's hot path. A job that is not
+`normal` names its priority, which orders its owner's waiters at a limit.
+
+Priority also routes: a `high` job's message goes to its queue's high queue (`high`: queue URL -> its
+high queue's URL), which the same worker function drains through an event source mapping of its own.
+Lambda polls each mapping on its own pollers within its own maximum concurrency, so a backlog on the
+queue never delays a message on the high queue (local_runtime/esm.py emulates the rule)."""
 
 import json
 import math
@@ -15,10 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lambdas import config
+from lambdas.models.job import Priority
 from lambdas.store import clients
 from lambdas.store.codec import NO_OWNER
 
 _SEND_BATCH_LIMIT = 10
+_PRIORITIES = frozenset(p.value for p in Priority)
 
 
 class MalformedMessageError(ValueError):
@@ -40,6 +48,8 @@ class Routed(Protocol):
     def job_type(self) -> str: ...
     @property
     def owner(self) -> str: ...
+    @property
+    def priority(self) -> Priority: ...
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class JobMessage:
     owner: str | None = None
     wait: Wait | None = None
     keyed: Keyed | None = None  # a first start's key and pause, sent with the job (no wait)
+    priority: Priority = Priority.NORMAL
 
 
 def job_message(
@@ -79,12 +90,15 @@ def job_message(
     owner: str | None = None,
     wait: Wait | None = None,
     keyed: Keyed | None = None,
+    priority: Priority = Priority.NORMAL,
 ) -> str:
     """The main queue's message body: what the worker needs to find the job and take its start."""
     body: dict[str, Any] = {"jobId": job_id}
     if job_type is not None:
         body["type"] = job_type
         body["owner"] = owner or ""
+        if priority is not Priority.NORMAL:
+            body["priority"] = priority.value
     if wait is not None:
         body["until"] = math.ceil(wait.until * 1000)
         if wait.key is not None:
@@ -112,6 +126,8 @@ def parse_job_message(body: str) -> JobMessage:
     pause = data.get("pause")
     if not isinstance(job_type, str) or not isinstance(owner, str):
         return JobMessage(job_id)  # anything else it says is read from the job
+    named = data.get("priority")
+    priority = Priority(named) if named in _PRIORITIES else Priority.NORMAL
     wait = None
     if isinstance(until, int) and not isinstance(until, bool):
         wait = Wait(
@@ -121,17 +137,21 @@ def parse_job_message(body: str) -> JobMessage:
             pause if isinstance(pause, str) else None,
         )
     elif isinstance(key, str) and isinstance(pause, str):
-        return JobMessage(job_id, job_type, owner, keyed=Keyed(key, pause))
-    return JobMessage(job_id, job_type, owner, wait)
+        return JobMessage(job_id, job_type, owner, keyed=Keyed(key, pause), priority=priority)
+    return JobMessage(job_id, job_type, owner, wait, priority=priority)
 
 
 class JobQueue:
-    """A function's job queue (`url`), and the queues of the job types that run in functions of their
-    own (`routes`: type -> URL): a job is always sent to its type's queue."""
+    """A function's job queue (`url`), the queues of the job types that run in functions of their own
+    (`routes`: type -> URL), and each queue's high queue (`high`: URL -> URL): a job is always sent
+    to its type's queue, or to that queue's high queue when it is `high`."""
 
-    def __init__(self, queue_url: str, routes: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, queue_url: str, routes: Mapping[str, str] | None = None, high: Mapping[str, str] | None = None
+    ) -> None:
         self.url = queue_url
         self._routes = dict(routes or {})
+        self._high = dict(high or {})
 
     @property
     def _sqs(self) -> Any:
@@ -140,13 +160,19 @@ class JobQueue:
     def for_type(self, job_type: str) -> "JobQueue":
         """The queue of `job_type`'s function: this one for a type without a function of its own."""
         url = self._routes.get(job_type, self.url)
-        return self if url == self.url else JobQueue(url, self._routes)
+        return self if url == self.url else JobQueue(url, self._routes, self._high)
+
+    def url_for(self, job_type: str, priority: Priority) -> str:
+        """Where a job of `job_type` and `priority` is sent: the one routing rule."""
+        url = self._routes.get(job_type, self.url)
+        return self._high.get(url, url) if priority is Priority.HIGH else url
 
     def send_job(self, job: Routed, delay_seconds: int = 0, wait: Wait | None = None) -> None:
-        """One job's message, on its type's queue, in its owner's group (see `message_group`)."""
+        """One job's message, on its type's queue (its high queue for a `high` job), in its owner's
+        group (see `message_group`)."""
         self._sqs.send_message(
-            QueueUrl=self.for_type(job.job_type).url,
-            MessageBody=job_message(job.job_id, job.job_type, job.owner, wait),
+            QueueUrl=self.url_for(job.job_type, job.priority),
+            MessageBody=job_message(job.job_id, job.job_type, job.owner, wait, priority=job.priority),
             DelaySeconds=delay_seconds,
             MessageGroupId=message_group(job.owner),
         )
@@ -177,9 +203,15 @@ class JobQueue:
             failed.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
         return failed
 
-    def change_visibility(self, receipt_handle: str, seconds: int) -> None:
+    def change_visibility(self, receipt_handle: str, seconds: int, source_arn: str = "") -> None:
+        """Make a received message visible again in `seconds`: on the queue it came from (`source_arn`,
+        a record's `eventSourceARN`: this queue or its high queue, the two this function drains)."""
+        url = self.url
+        high = self._high.get(self.url)
+        if high is not None and source_arn and _queue_name(source_arn) == _queue_name(high):
+            url = high
         self._sqs.change_message_visibility(
-            QueueUrl=self.url,
+            QueueUrl=url,
             ReceiptHandle=receipt_handle,
             VisibilityTimeout=max(0, min(seconds, config.SQS_MAX_VISIBILITY_SECONDS)),
         )
@@ -192,3 +224,8 @@ class JobQueue:
             MessageGroupId=message_group(group),
             MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
         )
+
+
+def _queue_name(url_or_arn: str) -> str:
+    """A queue's name, the last part of its URL (`.../account/name`) and of its ARN (`...:account:name`)."""
+    return url_or_arn.rsplit("/", 1)[-1].rsplit(":", 1)[-1]

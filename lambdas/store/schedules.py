@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from lambdas.models.job import Priority
 from lambdas.models.schedule import Firing, Overlap, Schedule, ScheduleState, ScheduleTiming
 from lambdas.store import clients, schema, transactions
-from lambdas.store.codec import compact_json
+from lambdas.store.codec import PRIORITY, compact_json
 from lambdas.store.errors import ConditionFailedError, StoreError, TransactionCancelledError, domain_errors
 from lambdas.store.expressions import Query, Update, marshal, unmarshal
 
@@ -262,6 +263,7 @@ def _item(schedule: Schedule) -> dict[str, Any]:
             "createdAt": schedule.created_at,
             "startAt": schedule.start_at,
             "version": schedule.version,
+            **({PRIORITY: schedule.priority.value} if schedule.priority is not Priority.NORMAL else {}),
         }
     )
 
@@ -304,4 +306,5 @@ def _schedule(item: dict[str, Any], fired_item: dict[str, Any] | None) -> Schedu
         recent=tuple(Firing(f["jobId"], int(f["scheduledFor"])) for f in fired.get("recentJobs", [])),
         last_error=fired.get("lastError"),
         last_error_at=fired.get("lastErrorAt"),
+        priority=Priority(raw.get(PRIORITY, Priority.NORMAL)),
     )

@@ -8,7 +8,7 @@ JOBS_PK: Final = "jobId"
 TTL_ATTRIBUTE: Final = "expiresAt"
 
 # Index key attributes of a job item. A job's shard is crc32(jobId) % statusShards, fixed for its life,
-# so a fan-out's children spread over every shard; each key below carries it (docs/design.md: capacity).
+# so a fan-out's children spread over every shard; each key below carries it (docs/internals/capacity.md).
 STATUS_SHARD: Final = "statusShard"  # "<status>#<shard>"
 DUE_AT: Final = "dueAt"  # epoch ms; only on live states (pending, processing, waiting)
 STATUS_AT: Final = "statusAt"  # epoch ms the current status was entered

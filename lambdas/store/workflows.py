@@ -52,7 +52,8 @@ class WorkflowStore:
         attempt lost the job); its lease stays until the execution has started."""
         update = Update(
             assign={EXECUTION: execution},
-            remove=[f"{STEP_PREFIX}{step.name}" for step in job.steps],  # a retried one's earlier life's
+            # A retried one's earlier life's steps and execution ARN (the sweep reads an ARN as "started").
+            remove=[EXECUTION_ARN, *(f"{STEP_PREFIX}{step.name}" for step in job.steps)],
             condition=_ATTEMPT,
             values={":processing": "processing", ":attempt": job.attempts},
         )

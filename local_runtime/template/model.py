@@ -19,6 +19,8 @@ BUCKET = "AWS::S3::Bucket"
 TOPIC = "AWS::SNS::Topic"
 SECRET = "AWS::SecretsManager::Secret"  # noqa: S105 (a resource type, not a password)
 FUNCTION = "AWS::Lambda::Function"
+FUNCTION_VERSION = "AWS::Lambda::Version"
+FUNCTION_ALIAS = "AWS::Lambda::Alias"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 RULE = "AWS::Events::Rule"
 SCHEDULER_SCHEDULE = "AWS::Scheduler::Schedule"
@@ -54,6 +56,9 @@ class FunctionSpec:
     timeout_seconds: int
     memory_mb: int
     environment: Mapping[str, str]
+    aliases: tuple[str, ...] = ()  # the names of its `AWS::Lambda::Alias`es
+    # A durable function's DurableConfig ExecutionTimeout (none: a plain function).
+    durable_timeout_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,22 @@ class Provisioned:
         if len(found) != 1:
             raise LookupError(f"expected one function with handler {handler!r}, found {len(found)}")
         return found[0]
+
+    def invoked(self, identifier: str, qualifier: str | None = None) -> FunctionSpec:
+        """The function an Invoke's FunctionName (a name or an ARN, `:qualifier` or not) and Qualifier
+        name; LookupError when there is none.
+
+        Emulated: the local runtime keeps no versions, so `$LATEST` and each of the function's aliases
+        run the function's code as it is in the working tree (an alias resolves to its function); any
+        other qualifier is not found, as Lambda answers for an alias that does not exist.
+        """
+        name = identifier.removeprefix("arn:aws:lambda:").split(":function:")[-1]
+        name, _, named_qualifier = name.partition(":")
+        wanted = qualifier or named_qualifier or "$LATEST"
+        for function in self.functions.values():
+            if function.name == name and wanted in ("$LATEST", *function.aliases):
+                return function
+        raise LookupError(f"Function not found: {identifier}" + (f":{qualifier}" if qualifier else ""))
 
     def display_name(self, logical_id: str) -> str:
         """`worker` for the shared worker, `worker-180s1024MB` for a worker group's (and so on)."""

@@ -31,9 +31,12 @@ from local_runtime.template.model import (
 # working tree, roles are not enforced, logs go to the console, tracing and request models are off.
 READ_PROPERTIES: Mapping[str, frozenset[str]] = {
     model.FUNCTION: frozenset(
-        {"Handler", "Timeout", "MemorySize", "Environment"}
+        {"Handler", "Timeout", "MemorySize", "Environment", "DurableConfig"}
         | {"Architectures", "Code", "Description", "LoggingConfig", "Role", "Runtime", "TracingConfig"}
     ),
+    # The local runtime keeps no versions: an alias runs its function's code (FunctionSpec.aliases).
+    model.FUNCTION_VERSION: frozenset({"FunctionName", "Description"}),
+    model.FUNCTION_ALIAS: frozenset({"FunctionName", "FunctionVersion", "Name", "Description"}),
     model.EVENT_SOURCE_MAPPING: frozenset(
         {"EventSourceArn", "FunctionName", "BatchSize", "MaximumBatchingWindowInSeconds"}
         | {"FunctionResponseTypes", "ScalingConfig"}
@@ -97,6 +100,12 @@ class Readers:
     def _function(self, logical_id: str, props: Mapping[str, Any]) -> FunctionSpec:
         resource = self._resource(logical_id)
         variables = props.get("Environment", {}).get("Variables", {})
+        durable = self._value(props, "DurableConfig")
+        aliases = tuple(
+            str(self._value(alias, "Name"))
+            for _, alias in self.of_type(model.FUNCTION_ALIAS)
+            if referenced_id(alias.get("FunctionName")) == logical_id
+        )
         return FunctionSpec(
             logical_id=logical_id,
             name=resource.ref,
@@ -105,6 +114,8 @@ class Readers:
             timeout_seconds=int(self._value(props, "Timeout", 3)),
             memory_mb=int(self._value(props, "MemorySize", 128)),
             environment={key: self._resolver.resolve_str(value) for key, value in variables.items()},
+            aliases=aliases,
+            durable_timeout_seconds=int(durable["ExecutionTimeout"]) if durable else None,
         )
 
     def _function_by_reference(self, reference: Any) -> str:

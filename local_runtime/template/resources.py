@@ -197,6 +197,16 @@ class Resources:
         if resource_type == model.FUNCTION:
             arn = f"arn:aws:lambda:{self._region}:{self._account}:function:{name}"
             return Resource(logical_id, resource_type, name, {"Arn": arn})
+        if resource_type in (model.FUNCTION_VERSION, model.FUNCTION_ALIAS):
+            # Ref of either is an ARN qualified by the version or the alias name: the local runtime
+            # keeps no versions, so a version is `1` and an alias runs its function (readers.py).
+            function = self._resolver.resolve_str(props["FunctionName"])
+            qualifier = (
+                "1" if resource_type == model.FUNCTION_VERSION else self._resolver.resolve_str(props["Name"])
+            )
+            arn = f"arn:aws:lambda:{self._region}:{self._account}:function:{function}:{qualifier}"
+            attributes = {"Version": "1"} if resource_type == model.FUNCTION_VERSION else {"AliasArn": arn}
+            return Resource(logical_id, resource_type, arn, attributes)
         if resource_type == model.RULE:
             arn = f"arn:aws:events:{self._region}:{self._account}:rule/{name}"
             return Resource(logical_id, resource_type, name, {"Arn": arn})

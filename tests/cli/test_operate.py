@@ -41,6 +41,7 @@ def summary(job_id: str, status: str = "dead", **fields: Any) -> dict[str, Any]:
         "statusAt": _ago(60),
         "lastError": None,
         "parentId": None,
+        "priority": "normal",
         **fields,
     }
 
@@ -70,9 +71,9 @@ def test_list_is_an_aligned_table_with_the_last_error_cut_to_the_terminal(
 
     assert (code, err) == (ExitCode.OK, "")
     header, first, second = out.splitlines()
-    assert header.split() == ["ID", "TYPE", "STATUS", "ATTEMPTS", "AGE", "LAST", "ERROR"]
-    assert first.split()[:5] == ["job-a", "send_email", "dead", "5/5", "3m"]
-    assert second.split() == ["job-bb", "resize", "dead", "2/5", "3m"]
+    assert header.split() == ["ID", "TYPE", "STATUS", "PRIORITY", "ATTEMPTS", "AGE", "LAST", "ERROR"]
+    assert first.split()[:6] == ["job-a", "send_email", "dead", "normal", "5/5", "3m"]
+    assert second.split() == ["job-bb", "resize", "dead", "normal", "2/5", "3m"]
     assert len(first) == WIDTH
     assert first.endswith("\u2026")
     assert first.index("SES refused") == header.index("LAST ERROR")  # columns line up

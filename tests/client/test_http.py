@@ -31,6 +31,7 @@ _JOB = {
     "createdAt": "2026-01-01T00:00:00Z",
     "updatedAt": "2026-01-01T00:00:00Z",
     "statusAt": "2026-01-01T00:00:00Z",
+    "priority": "normal",
 }
 
 
@@ -86,6 +87,17 @@ def test_a_submit_refused_429_is_retried_after_retry_after_with_the_same_idempot
         "delaySeconds": 5,
     }
     assert sent[0].headers["x-api-key"] == "k-1"
+
+
+def test_a_priority_is_sent_as_given_and_left_to_the_api_when_not(api: Receiver, client: Client) -> None:
+    """Seen to fail with `submit`'s `body["priority"] = priority` left out."""
+    api.script("/v1/jobs", _json({"jobId": "j-1", "status": "pending"}, 202))
+    api.script("/v1/jobs", _json({"jobId": "j-2", "status": "pending"}, 202))
+    client.submit("send_email", {}, priority="high")
+    client.submit("send_email", {})
+    first, second = (json.loads(r.body) for r in api.to("/v1/jobs"))
+    assert first["priority"] == "high"
+    assert "priority" not in second
 
 
 def test_a_caller_key_is_sent_as_given(api: Receiver, client: Client) -> None:

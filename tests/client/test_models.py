@@ -48,10 +48,19 @@ def test_each_result_holds_the_fields_of_its_schema(model: type, schema: str) ->
 def test_a_result_reads_camel_case_and_keeps_what_it_does_not_know() -> None:
     times = dict.fromkeys(("createdAt", "updatedAt", "statusAt"), "2026-01-01T00:00:00Z")
     job = JobSummary.from_api(
-        {"jobId": "j-1", "type": "t", "status": "dead", "attempts": 5, "maxAttempts": 5, **times}
+        {
+            "jobId": "j-1",
+            "type": "t",
+            "status": "dead",
+            "attempts": 5,
+            "maxAttempts": 5,
+            "priority": "low",
+            **times,
+        }
         | {"lastError": "boom", "newField": 1}
     )
     assert (job.job_id, job.status, job.max_attempts, job.last_error) == ("j-1", "dead", 5, "boom")
+    assert job.priority == "low"
     assert job.parent_id is None
     assert job.raw["newField"] == 1
 

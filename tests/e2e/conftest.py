@@ -2,7 +2,7 @@
 
 Its settings make the pipeline fast enough to watch retries and timeouts in seconds: short backoff,
 no batching window, an 8 s worker timeout (webhook deliveries keep 5 s of it in reserve), a recovery sweep every 2 s. Each is a documented local
-override (docs/local.md); the test-only job types are loaded through `extra_modules`.
+override (`RuntimeSettings` in local_runtime/runtime.py); the test-only job types are loaded through `extra_modules`.
 """
 
 import time

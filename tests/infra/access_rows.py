@@ -34,12 +34,22 @@ _PATTERNS: tuple[tuple[Resource, str], ...] = (
 )
 
 
+_HASH = 8  # the hex digits CDK appends to a logical id
+
+
 def _resource(rendered: str, own: dict[str, str]) -> Resource:
     """`own`: the function's log group, job queue and DLQ (from its environment), by what they are."""
     if rendered == f"Arn({own['log group']})":
         return Resource.LOG_GROUP
-    if re.fullmatch(r"Arn\(QueuesQueue\w+\)", rendered):
-        return Resource.MAIN_QUEUE if rendered == f"Arn({own.get('queue')})" else Resource.OTHER_JOB_QUEUES
+    if re.fullmatch(r"Arn\(Queues(High)?Queue\w+\)", rendered):
+        # A group's high queue is its queue's logical id with "High" in front (its hash aside).
+        queue = own.get("queue", "")
+        own_high = queue.replace("QueuesQueue", "QueuesHighQueue", 1)[:-_HASH]
+        if rendered == f"Arn({queue})" or (
+            queue and re.fullmatch(rf"Arn\({own_high}[0-9A-F]{{{_HASH}}}\)", rendered)
+        ):
+            return Resource.MAIN_QUEUE
+        return Resource.OTHER_JOB_QUEUES
     if re.fullmatch(r"Arn\(QueuesDeadLetterQueue\w+\)", rendered):
         # The dead-letter function has no DLQ of its own: it polls every worker's.
         return Resource.DEAD_LETTER_QUEUE if "dlq" in own else Resource.EVERY_DEAD_LETTER_QUEUE

@@ -1,4 +1,4 @@
-"""Least privilege: each role holds exactly its row of the access table, which docs/design.md shows.
+"""Least privilege: each role holds exactly its row of the access table, which docs/internals/security.md shows.
 
 The actions are read back from the synthesized template (every policy attached to the role), and each
 resource is recognised by what it is; a grant on anything else, or one action more or less, fails.
@@ -19,7 +19,7 @@ from tests.support.user_package import type_module, write_package
 
 pytestmark = pytest.mark.xdist_group("infra-template")
 
-DESIGN_DOC = REPO_ROOT / "docs" / "design.md"
+DESIGN_DOC = REPO_ROOT / "docs" / "internals" / "security.md"
 
 
 @pytest.mark.parametrize("entry_point", list(ACCESS))
@@ -61,9 +61,9 @@ def test_no_action_is_a_wildcard() -> None:
     assert not [action for action in actions if "*" in action]
 
 
-def test_design_doc_shows_the_access_table() -> None:
+def test_the_security_page_shows_the_access_table() -> None:
     assert markdown_table() in Path(DESIGN_DOC).read_text(), (
-        "docs/design.md's access table differs from infra/access.py: paste markdown_table()'s output"
+        "docs/internals/security.md's access table differs from infra/access.py: paste markdown_table()'s output"
     )
 
 

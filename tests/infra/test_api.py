@@ -115,7 +115,7 @@ def test_submit_job_model_matches_the_api_contract(template: dict[str, Any]) -> 
     assert properties["maxAttempts"] == {
         "type": "integer",
         "minimum": 1,
-        "maximum": config.MAX_ATTEMPTS_LIMIT,
+        "maximum": config.MAX_POLICY_ATTEMPTS,  # a type's retry policy may allow up to this
     }
     assert properties["delaySeconds"] == {
         "type": "integer",

@@ -54,6 +54,7 @@ def test_a_packages_type_runs_in_its_own_function_with_its_timeout_queue_and_dlq
         r["Properties"]
         for r in resources(crm_template, "AWS::Lambda::EventSourceMapping").values()
         if r["Properties"]["FunctionName"] == {"Ref": worker_id}
+        and not r["Properties"]["EventSourceArn"]["Fn::GetAtt"][0].startswith("QueuesHighQueue")
     ]
     queue_id = mapping["EventSourceArn"]["Fn::GetAtt"][0]
     assert crm_template["Resources"][queue_id]["Properties"]["VisibilityTimeout"] == 720

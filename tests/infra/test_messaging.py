@@ -16,16 +16,18 @@ def _queue(template: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
     return queue_id, template["Resources"][queue_id]["Properties"]
 
 
-def _mappings_of(template: dict[str, Any], function_id: str) -> list[dict[str, Any]]:
+def _mappings_of(template: dict[str, Any], function_id: str, high: bool = False) -> list[dict[str, Any]]:
+    """The function's mappings: of its queues (or of its high queues, with `high`)."""
     return [
         r["Properties"]
         for r in resources(template, "AWS::Lambda::EventSourceMapping").values()
         if r["Properties"]["FunctionName"] == {"Ref": function_id}
+        and r["Properties"]["EventSourceArn"]["Fn::GetAtt"][0].startswith("QueuesHighQueue") == high
     ]
 
 
-def _mapping(template: dict[str, Any], entry_point: str) -> dict[str, Any]:
-    (mapping,) = _mappings_of(template, function(template, entry_point)[0])
+def _mapping(template: dict[str, Any], entry_point: str, high: bool = False) -> dict[str, Any]:
+    (mapping,) = _mappings_of(template, function(template, entry_point)[0], high)
     return mapping
 
 
@@ -102,8 +104,8 @@ def test_dead_letter_function_consumes_every_dlq(template: dict[str, Any]) -> No
 
 
 def test_no_other_function_is_driven_by_a_queue(template: dict[str, Any]) -> None:
-    # Each worker its queue, the dead-letter function every DLQ: two workers, four mappings.
-    assert len(resources(template, "AWS::Lambda::EventSourceMapping")) == 4
+    # Each worker its queue and its high queue, the dead-letter function every DLQ: two workers, six.
+    assert len(resources(template, "AWS::Lambda::EventSourceMapping")) == 6
 
 
 def test_a_group_worker_has_its_own_queue_visibility_and_lease_from_its_timeout(
@@ -139,6 +141,39 @@ def test_every_function_that_sends_jobs_knows_each_types_queue(template: dict[st
         assert concrete("x", variables["JOB_QUEUE_URLS"]) == '{"process_file":"resolved-x"}'
         parts = variables["JOB_QUEUE_URLS"]["Fn::Join"][1]
         assert {"Ref": queue_id} in parts
+
+
+def test_each_worker_drains_a_high_queue_of_its_own_that_redrives_as_its_queue_does(
+    template: dict[str, Any],
+) -> None:
+    """`high` jobs have a queue per worker group, polled by a mapping of its own (Lambda scales each
+    mapping apart, so the queue's backlog never holds them back), with the queue's visibility and its
+    DLQ. Seen to fail with the high queue's mapping left out of `Triggers`."""
+    for worker_id, _ in functions(template, "worker"):
+        (queue_mapping,) = _mappings_of(template, worker_id)
+        (high_mapping,) = _mappings_of(template, worker_id, high=True)
+        queue = template["Resources"][queue_mapping["EventSourceArn"]["Fn::GetAtt"][0]]["Properties"]
+        high = template["Resources"][high_mapping["EventSourceArn"]["Fn::GetAtt"][0]]["Properties"]
+        assert high["RedrivePolicy"] == queue["RedrivePolicy"]
+        assert high["VisibilityTimeout"] == queue["VisibilityTimeout"]
+        assert high_mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert high_mapping["ScalingConfig"] == {"MaximumConcurrency": config.HIGH_QUEUE_MAX_CONCURRENCY}
+        assert high_mapping.get("MaximumBatchingWindowInSeconds", 0) == 0
+
+
+def test_every_function_that_sends_jobs_knows_each_queues_high_queue(template: dict[str, Any]) -> None:
+    """Seen to fail with HIGH_QUEUE_URLS left out of `job_types_environment`."""
+    pairs = {
+        _mappings_of(template, worker_id)[0]["EventSourceArn"]["Fn::GetAtt"][0]: _mappings_of(
+            template, worker_id, high=True
+        )[0]["EventSourceArn"]["Fn::GetAtt"][0]
+        for worker_id, _ in functions(template, "worker")
+    }
+    for entry_point in ("api", "worker", "recovery", "schedules"):
+        variables = function(template, entry_point)[1]["Properties"]["Environment"]["Variables"]
+        parts = variables[config.ENV_HIGH_QUEUE_URLS]["Fn::Join"][1]
+        refs = [p["Ref"] for p in parts if isinstance(p, dict)]
+        assert dict(zip(refs[::2], refs[1::2], strict=True)) == pairs
 
 
 def _recovery_rule(template: dict[str, Any]) -> dict[str, Any]:

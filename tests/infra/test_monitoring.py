@@ -71,9 +71,9 @@ def test_every_alarm_notifies_the_topic(template: dict[str, Any]) -> None:
         a["Properties"]["AlarmName"]: a["Properties"]
         for a in resources(template, "AWS::CloudWatch::Alarm").values()
     }
-    # Four of them per worker group beyond the shared worker (process_file's): errors, throttles,
-    # its queue's backlog and its DLQ.
-    assert len(alarms) == 14
+    # Five of them per worker group beyond the shared worker (process_file's): errors, throttles,
+    # its queue's and its high queue's backlog, and its DLQ.
+    assert len(alarms) == 16
     for name, alarm in alarms.items():
         assert name.startswith(f"{config.STACK_ID}-")
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]

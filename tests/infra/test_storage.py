@@ -66,8 +66,8 @@ def test_jobs_table_keys_index_and_ttl(cfn: Template) -> None:
 
 
 def test_deliveries_table_keys_and_ttl_and_no_index(cfn: Template) -> None:
-    """No index: the `byEndpoint` index was read by nothing in production (docs/design.md, "Removed
-    indexes"). Broken line: the `add_global_secondary_index` call put back in `infra/tables.py`."""
+    """No index: the `byEndpoint` index was read by nothing in production (docs/internals/capacity.md
+    lists the indexes). Broken line: the `add_global_secondary_index` call put back in `infra/tables.py`."""
     cfn.has_resource_properties(
         "AWS::DynamoDB::Table",
         {

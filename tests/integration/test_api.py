@@ -86,6 +86,7 @@ def test_base64_encoded_body_is_accepted(pipeline: Pipeline) -> None:
         ('{"payload": {}}', 400, "invalid_request"),
         ('{"type": "test_echo", "payload": {}, "delaySeconds": 31536001}', 400, "invalid_request"),
         ('{"type": "test_echo", "payload": {}, "maxAttempts": 0}', 400, "invalid_request"),
+        ('{"type": "test_echo", "payload": {}, "priority": "urgent"}', 400, "invalid_request"),
         ('{"type": "no_such_type", "payload": {}}', 422, "unknown_job_type"),
         ('{"type": "test_flaky", "payload": {"failTimes": "twice"}}', 422, "invalid_payload"),
         ('{"type": "test_echo", "payload": {"unexpected": 1}}', 422, "invalid_payload"),

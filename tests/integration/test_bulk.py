@@ -172,7 +172,7 @@ def test_bulk_is_the_operators_and_its_type_is_not_submittable(pipeline: Pipelin
 def test_a_bulk_job_logs_its_new_to_pending_transition_like_any_submitted_job(
     pipeline: Pipeline, store: JobStore, log_lines: Lines
 ) -> None:
-    """docs/design.md says every state change is logged. Broken line: `start_bulk`'s
+    """docs/internals/README.md says every state change is logged. Broken line: `start_bulk`'s
     `log_transition(job.job_id, job.job_type, "new", JobStatus.PENDING, 0)` removed."""
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
 
@@ -354,7 +354,7 @@ def test_a_bulk_action_hands_on_only_with_less_than_its_reserve_left(
 
 
 def test_a_bulk_job_records_the_operator_key_that_started_it(pipeline: Pipeline, store: JobStore) -> None:
-    """Every job records its owner, the key that submitted it (docs/design.md). Broken line:
+    """Every job records its owner, the key that submitted it (docs/internals/README.md). Broken line:
     `start_bulk`'s `owner=caller.owner` as `owner=None`."""
     job = bulk.start_bulk(store, JobQueue(pipeline.queue_url), OPERATOR, "cancel", BulkRequest())
 

@@ -1,4 +1,4 @@
-"""The index capacity promise (docs/design.md, capacity): at 10,000 jobs/s with the default shard count,
+"""The index capacity promise (docs/internals/capacity.md): at 10,000 jobs/s with the default shard count,
 no index partition key takes more than DynamoDB's 1,000 writes a second.
 
 The writes are counted from the real store code path (tests.support.index_writes), so a change that

@@ -7,6 +7,7 @@ receive count starts again at 1, so SQS never redrives it). Delayed messages bec
 test says time has passed (`_delays_pass`, moto's own delay clock set back).
 """
 
+import heapq
 import itertools
 import json
 from typing import Any
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType, RetryLater
+from lambdas.models.job import Priority
 from lambdas.models.limits import Limit, LimitKind
 from lambdas.store.limits import Admitted, LimitStore, Refused
 from tests.support.pipeline import Pipeline
@@ -148,6 +150,81 @@ def test_waiters_of_one_key_are_served_round_robin_across_owners(limits: LimitSt
     beta_starts = sorted(r.until for r in beta if isinstance(r, Refused))
     assert beta_starts[-1] - clock() <= 1.0  # beta's 4 within a second, 2 intervals apart
     assert sum(1 for t in alpha_starts if t < beta_starts[-1]) <= 10  # alpha's 40 do not go first
+
+
+def test_within_an_owners_share_a_high_job_starts_before_the_owners_waiting_normal_jobs(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """Alpha's 30 normal jobs wait under perSecond 10, then alpha submits a high job: it is handed the
+    lane's next start (not one after the 30), and the normal job whose start it took yields it when it
+    comes back (reserved again at the lane's end), so alpha still takes one start per interval. Seen to
+    fail with `_reserve`'s `jumps = mark_name is not None and seen > max(mark, floor)` as `jumps = False`
+    (the high job's start came after the 30 normal ones')."""
+    limit = Limit(per_second=10)
+    assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
+    normal = {f"n{i}": limits.acquire("t", "*", limit, f"n{i}", 1, LEASE, lane="alpha") for i in range(30)}
+    high = limits.acquire("t", "*", limit, "h", 1, LEASE, lane="alpha", priority=Priority.HIGH)
+    assert isinstance(high, Refused)
+    assert high.reserved
+    assert all(isinstance(r, Refused) and r.reserved for r in normal.values())
+    starts = {job: r.until for job, r in normal.items() if isinstance(r, Refused)}
+    assert high.until - clock() <= 0.2  # within alpha's next two starts, not 3 s away behind the 30
+    # Each comes back at its start; the first normal job to come back after the high one yields.
+    clock.now = high.until
+    assert isinstance(
+        limits.acquire("t", "*", limit, "h", 1, LEASE, lane="alpha", reserved=True, priority=Priority.HIGH),
+        Admitted,
+    )
+    first = min(starts, key=lambda job: starts[job])
+    clock.now = max(clock.now, starts[first])
+    yielded = limits.acquire("t", "*", limit, first, 1, LEASE, lane="alpha", reserved=True)
+    assert isinstance(yielded, Refused)
+    assert yielded.reserved
+    assert yielded.until > max(starts.values())  # reserved again at the lane's end
+    second = sorted(starts, key=lambda job: starts[job])[1]
+    clock.now = max(clock.now, starts[second])
+    assert isinstance(
+        limits.acquire("t", "*", limit, second, 1, LEASE, lane="alpha", reserved=True), Admitted
+    )
+
+
+def test_one_owners_waiting_jobs_start_high_then_normal_then_low_whatever_order_they_came_in(
+    limits: LimitStore, clock: Clock
+) -> None:
+    """Alpha's 8 low jobs wait, then 8 normal, then 3 high (perSecond 10); each comes back at the start
+    it was handed (again when it yields): every high starts before any normal, every normal before any
+    low, the highs in the order they came, in two acquires per job and a yield per job jumped. Seen to
+    fail with `_reserve`'s `jumps = mark_name is not None and seen > max(mark, floor)`
+    as `jumps = False` (the lows, refused first, started first)."""
+    limit = Limit(per_second=10)
+    assert isinstance(limits.acquire("t", "*", limit, "first", 1, LEASE, lane="alpha"), Admitted)
+    came = [(f"l{i}", Priority.LOW) for i in range(8)] + [(f"n{i}", Priority.NORMAL) for i in range(8)]
+    came += [(f"h{i}", Priority.HIGH) for i in range(3)]
+    due: list[tuple[float, int, str, Priority]] = []
+    for seq, (job, priority) in enumerate(came):
+        refused = limits.acquire("t", "*", limit, job, 1, LEASE, lane="alpha", priority=priority)
+        assert isinstance(refused, Refused)
+        assert refused.reserved
+        heapq.heappush(due, (refused.until, seq, job, priority))
+    started: list[str] = []
+    acquires = len(came)
+    while due and acquires < 4 * len(came):
+        until, seq, job, priority = heapq.heappop(due)
+        clock.now = max(clock.now, until)
+        answer = limits.acquire(
+            "t", "*", limit, job, 1, LEASE, lane="alpha", reserved=True, priority=priority
+        )
+        acquires += 1
+        if isinstance(answer, Admitted):
+            started.append(job)
+        else:
+            heapq.heappush(due, (answer.until, seq, job, priority))
+    assert sorted(started) == sorted(job for job, _ in came)
+    assert [job[0] for job in started] == ["h"] * 3 + ["n"] * 8 + ["l"] * 8, started
+    assert started[:3] == ["h0", "h1", "h2"]
+    # One yield per normal job that jumped the lows, two per high one (the normal job that yields to it
+    # jumps the lows again): linear in the jobs, never in the backlog's length.
+    assert acquires <= 2 * len(came) + 2 * 3 + 8
 
 
 def test_concurrent_workers_never_hold_more_slots_than_the_limit(limits: LimitStore) -> None:

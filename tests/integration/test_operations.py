@@ -281,6 +281,24 @@ def test_cancel_of_a_waiting_fan_out_cancels_its_pending_children(
         retry_cancel.cancel_job(store, ALICE, "fan")
 
 
+def test_cancel_of_a_waiting_fan_out_cancels_a_child_whose_retry_waits_scheduled(
+    pipeline: Pipeline, store: JobStore
+) -> None:
+    """A delivery whose retry waits longer than SQS can delay a message is `scheduled`: it has not started
+    again either, and a cancel that skipped it would deliver after the fan-out was cancelled. Broken line:
+    `TAKES`' cancel without `JobStatus.SCHEDULED`."""
+    _, children = _fan_out(store, 2)
+    store.retry(store.claim(children[0], 60), "receiver down", 7200, scheduled=True)
+    statuses = {job.job_id: job.status for job in store.get_many(children)}
+    assert statuses == {children[0]: JobStatus.SCHEDULED, children[1]: JobStatus.PENDING}
+
+    cancelled = retry_cancel.cancel_job(store, ALICE, "fan")
+
+    assert cancelled.children is not None
+    assert cancelled.children.cancelled == 2
+    assert {job.status for job in store.get_many(children)} == {JobStatus.CANCELLED}
+
+
 def _race(*calls: Callable[[], Any]) -> list[Any]:
     barrier = threading.Barrier(len(calls))
     results: list[Any] = [None] * len(calls)

@@ -236,7 +236,7 @@ def test_the_minute_tick_fires_what_came_due_once_even_when_delivered_twice(
 def test_a_firing_logs_its_new_jobs_transition_naming_the_schedule(
     pipeline: Pipeline, log_lines: Lines
 ) -> None:
-    """docs/design.md: every state change is logged, a job's first included. Seen to fail against
+    """docs/internals/README.md: every state change is logged, a job's first included. Seen to fail against
     `schedules.fire`'s `log_transition(...)` with the to-state `None` and with it left out (the fields
     after it shifted; sample 581628's `x_fire__mutmut_55` and `_61`)."""
     schedule_id = create(pipeline)["scheduleId"]

@@ -115,9 +115,9 @@ def test_an_early_message_cannot_start_a_job_rescheduled_later(
     hidden: list[int] = []
     change_visibility = JobQueue.change_visibility
 
-    def note(self: JobQueue, receipt_handle: str, seconds: int) -> None:
+    def note(self: JobQueue, receipt_handle: str, seconds: int, source_arn: str = "") -> None:
         hidden.append(seconds)
-        change_visibility(self, receipt_handle, seconds)
+        change_visibility(self, receipt_handle, seconds, source_arn)
 
     monkeypatch.setattr(JobQueue, "change_visibility", note)
     job_id = pipeline.submit(

@@ -1,6 +1,6 @@
 """Every conditional write of `lambdas/store/`, refused when each clause of its condition is false.
 
-The lifecycle's guarantees are these conditions (docs/design.md): a claim takes only a pending job or
+The lifecycle's guarantees are these conditions (docs/internals/state-machine.md): a claim takes only a pending job or
 an expired lease, an attempt's write only lands while that attempt owns the job, a caller's action
 only applies to the state it saw, and no write on a job id creates an item where there was none. Each
 test makes one clause false, with the others true where the clause allows it, and checks that the

@@ -1,4 +1,4 @@
-"""The `job_transition` log lines (docs/design.md, Observability): every state change logs one, naming
+"""The `job_transition` log lines (docs/internals/README.md, Observability): every state change logs one, naming
 the job, its type, the state it really left, the state it entered, the attempt and, for a retry, why.
 The local runtime's `offload tail` and the demo's dead-job list read these lines; while a job runs, its
 id is the correlation id of every line it logs. The worker's changes come first, then the ones nobody's
@@ -20,7 +20,7 @@ from tests.support.pipeline import Pipeline
 from tests.support.stores import Clock
 from tests.support.transitions import Lines, transitions
 
-# Every state change logs one `job_transition` line (docs/design.md, Observability): the job, its type,
+# Every state change logs one `job_transition` line (docs/internals/README.md, Observability): the job, its type,
 # the state it really left, the state it entered, the attempt and, for a retry, why. The local runtime's
 # `offload tail` and the demo's dead-job list read these lines; while a job runs, its id is the
 # correlation id of every line it logs.
@@ -147,7 +147,7 @@ def test_a_job_goes_dead_in_one_logged_transition_from_the_state_it_really_left(
     assert (message, left, entered, attempt) == (f"job {crashed} processing -> dead", "processing", "dead", 1)
 
 
-# The `job_transition` lines of the changes nobody's worker makes (docs/design.md, Observability): a
+# The `job_transition` lines of the changes nobody's worker makes (docs/internals/README.md, Observability): a
 # caller's retry and cancel, and the recovery sweep's requeue. Each names the job, its type, the state it
 # really left, the state it entered, the attempt and, for a retry, why; `offload tail` and the demo read them.
 #

@@ -1,5 +1,5 @@
 """A job of a type with a worker function of its own goes to that function's queue, from every sender,
-and is run there; the shared queue never sees it (docs/design.md, worker groups)."""
+and is run there; the shared queue never sees it (docs/internals/README.md, worker groups)."""
 
 import json
 

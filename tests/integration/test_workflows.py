@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.support.pipeline import Pipeline
+from tests.support.stores import Clock
 from tests.support.workflows import local_workflows, wait_until
 
 FAST = {"email": "new@example.com", "pauseSeconds": 1, "convertWithinSeconds": 30}
@@ -224,3 +225,54 @@ def test_a_dead_workflows_retry_runs_it_again_from_its_first_step(pipeline: Pipe
         ("first", "done", 1),
         ("second", "done", 1),
     ]
+
+
+def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
+    pipeline: Pipeline, engine: Any, clock: Clock
+) -> None:
+    """Lambda ended the execution at its timeout without the job's end: the sweep past the deadline
+    writes `dead` with the reason, once. Seen failing with `Sweeper._settle`'s `_timed_out_workflow`
+    check removed (the sleeping workflow stayed `waiting` for good)."""
+    from lambdas import config
+    from tests.support.stores import store_from_env
+
+    job_id = pipeline.submit("onboarding", {**FAST, "pauseSeconds": 3600})
+    pipeline.run_worker()
+    wait_until(lambda: (pipeline.job(job_id).get("waitingFor") or {}).get("limit") == "sleep")
+    arn = store_from_env(pipeline.env).workflows().execution_arn(job_id)
+    assert arn
+    engine.stop(arn, "Execution timed out")  # as Lambda's timeout ends it: no end written
+    clock.advance(config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS + 1)
+
+    first = pipeline.run_recovery()
+    again = pipeline.run_recovery()
+
+    job = pipeline.job(job_id)
+    assert job["status"] == "dead"
+    assert "execution timeout" in job["lastError"]
+    assert (first["workflowsTimedOut"], again["workflowsTimedOut"]) == (1, 0)
+
+
+def test_a_workflow_types_limit_applies_to_starting_its_execution(
+    pipeline: Pipeline, engine: Any, clock: Clock
+) -> None:
+    """Over its type's limit, a workflow job waits `pending` before its claim, as any type's start does,
+    and starts no execution. Seen failing with `Worker.process`'s `if admission.refused is not None:`
+    as `if False:` (neither waited: two executions)."""
+    import dataclasses
+
+    from lambdas.jobs import registry
+    from lambdas.models.limits import Limit
+    from tests.support.workflows import onboarding_module
+
+    registry.unregister("onboarding")  # the engine fixture's, without a limit
+    one_a_minute = Limit(per_second=1 / 60)
+    registry.register(dataclasses.replace(onboarding_module().JOB_TYPE, limits=one_a_minute))
+    first = pipeline.submit("onboarding", FAST)
+    second = pipeline.submit("onboarding", FAST)
+
+    pipeline.run_worker()
+
+    waits = [(pipeline.job(job_id).get("waitingFor") or {}).get("limit") for job_id in (first, second)]
+    assert sorted(map(str, waits)) == ["None", "perSecond"]
+    assert engine.executions() == 1

@@ -160,7 +160,9 @@ class Pipeline:
 
     @contextlib.contextmanager
     def _as_function_of(self, queue_url: str) -> Iterator[None]:
-        """The worker of a group's queue runs with its own environment (and settings loaded from it)."""
+        """The worker of a group's queue (or high queue) runs with its own environment (and settings
+        loaded from it)."""
+        queue_url = {high: queue for queue, high in self.high_queue_urls.items()}.get(queue_url, queue_url)
         own = self.group_workers.get(queue_url)
         if own is None:
             yield
@@ -188,8 +190,15 @@ class Pipeline:
         return routes.get(job_type, self.queue_url)
 
     @property
+    def high_queue_urls(self) -> dict[str, str]:
+        """Each job queue's high queue, as the functions know them (HIGH_QUEUE_URLS)."""
+        return dict(json.loads(self.env.get(config.ENV_HIGH_QUEUE_URLS, "{}")))
+
+    @property
     def worker_queue_urls(self) -> list[str]:
-        return [self.queue_url, *self.group_workers]
+        """The queues the workers drain, each group's high queue before its queue."""
+        queues = [self.queue_url, *self.group_workers]
+        return [*(self.high_queue_urls[q] for q in queues if q in self.high_queue_urls), *queues]
 
     def run_worker(self, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """One batch of the shared queue, or, when it is empty, of the first group queue with messages;

@@ -1,4 +1,4 @@
-"""The `job_transition` lines the functions log (docs/design.md, Observability), as a test reads them.
+"""The `job_transition` lines the functions log (docs/internals/README.md, Observability), as a test reads them.
 
 `log_lines` is a fixture (the integration conftest imports it); `transitions` picks one job's lines.
 """

@@ -17,6 +17,7 @@ from typing import Any
 from aws_durable_execution_sdk_python import durable_execution
 from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
 
+from lambdas import config
 from lambdas.jobs.base import JobType
 from lambdas.lifecycle.workflows.execution import Begun, run_workflow
 from lambdas.lifecycle.workflows.journal import StepStatus, WorkflowGone
@@ -130,14 +131,13 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 20) -> None:
 def local_workflows(monkeypatch: Any, env: Mapping[str, str]) -> Iterator[Any]:
     """The worker and the API reach the durable SDK's local engine (`local_runtime/durable.py`) where
     on AWS they call Lambda: the worker's LambdaStarter starts, the API's LambdaEngine completes and
-    stops executions of the real durable handler there. The onboarding example is registered."""
+    stops executions of the real durable handler there (`LocalDurableFunctions`). The onboarding example is registered."""
     import boto3
 
     from lambdas.handlers import workflow
     from lambdas.jobs import registry
     from lambdas.lifecycle.workflows.engine import LambdaEngine
     from lambdas.lifecycle.workflows.start import LambdaStarter
-    from local_runtime.durable import LocalDurableFunctions
     from local_runtime.template.resources import verify_email_identity
 
     registry.register(onboarding_module().JOB_TYPE)
@@ -153,3 +153,75 @@ def local_workflows(monkeypatch: Any, env: Mapping[str, str]) -> Iterator[Any]:
         yield engine
     finally:
         engine.close()
+
+
+class DurableExecutionAlreadyStartedError(Exception):
+    """Lambda's DurableExecutionAlreadyStartedException: the name ran with another payload."""
+
+
+class LocalDurableFunctions:
+    """Lambda's durable execution API in this process, on the SDK's `DurableFunctionTestRunner` in real
+    time, for the integration tests (`make run` runs `local_runtime/durable.py` instead). Emulated as
+    Lambda's Invoke documents it: an execution name used again with the same payload answers with
+    that execution; with another payload it fails (DurableExecutionAlreadyStartedError)."""
+
+    def __init__(self, handler: Callable[[Any, Any], Any], *, skip_time: bool = False) -> None:
+        self._runner = DurableFunctionTestRunner(handler=handler, skip_time=skip_time, poll_interval=0.05)
+        self._started: dict[str, tuple[str, str]] = {}  # name -> (payload, ARN)
+        self._lock = threading.Lock()
+
+    def start(self, name: str, payload: str) -> str:
+        with self._lock:
+            if name in self._started:
+                first, arn = self._started[name]
+                if first != payload:
+                    raise DurableExecutionAlreadyStartedError(
+                        f"execution {name} started with another payload"
+                    )
+                return arn
+            arn = self._runner.run_async(
+                input=payload,
+                execution_name=name,
+                execution_timeout=config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS,
+            )
+            self._started[name] = (payload, arn)
+            return arn
+
+    def complete(self, callback_id: str, result: bytes) -> None:
+        from aws_durable_execution_sdk_python_testing.exceptions import ResourceNotFoundException
+
+        from lambdas.lifecycle.workflows.engine import CallbackGoneError
+
+        try:
+            self._runner.send_callback_success(callback_id, result)
+        except ResourceNotFoundException as error:  # as Lambda's: the callback no longer waits
+            raise CallbackGoneError(str(error)) from None
+
+    def stop(self, execution_arn: str, reason: str) -> None:
+        from aws_durable_execution_sdk_python.lambda_service import ErrorObject
+
+        self._runner._executor.stop_execution(execution_arn, ErrorObject.from_message(reason))
+
+    def pause(self, name: str) -> None:
+        """Hold the execution's next invocation (the engine's experimental pause): for tests of what a
+        caller meets while an execution has not caught up yet."""
+        self._runner.pause_execution(self._started[name][1])
+
+    def resume(self, name: str) -> None:
+        self._runner.resume_execution(self._started[name][1])
+
+    def executions(self) -> int:
+        """How many executions were started (for the rule above's test)."""
+        return len(self._started)
+
+    def wait_for_result(self, name: str, timeout: int = 60) -> Any:
+        return self._runner.wait_for_result(self._started[name][1], timeout=timeout)
+
+    def close(self) -> None:
+        """Stop every execution still running, then the engine: none wakes after its function is gone."""
+        for _, arn in self._started.values():
+            self.stop(arn, "the local runtime stopped")
+        # The engine's close does not wait for an invocation in flight (its pool's threads are left to
+        # run): wait for them here, so no step of a stopped execution runs once its resources are gone.
+        self._runner._executor._invocation_pool.shutdown(wait=True)
+        self._runner.close()

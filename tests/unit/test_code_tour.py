@@ -1,66 +1,70 @@
-"""docs/code-tour.md names files and functions: each one exists, so the tour cannot point at code that
-moved or was renamed. Seen to fail with a row naming `lambdas/lifecycle/reads.py`'s `child_ids` (it
-moved to `parents.py`)."""
+"""docs/code-tour.md walks `POST /jobs` → `done` and a schedule firing → `done`, each in at most 12 hops,
+each hop a `file:symbol`. Every symbol the tour names is found by importing its file's module and
+reading the symbol from it, so a module moved or a function renamed fails here, and a rewrite of file
+paths (`lambdas/lifecycle/x.py` → `lambdas/lifecycle/<group>/x.py`) keeps the tour resolving. Seen to
+fail with `Worker.process` written as `Worker.proces`, and with a thirteenth hop in the first tour."""
 
-import ast
+import importlib
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TOUR = ROOT / "docs" / "code-tour.md"
-ROW = re.compile(r"^\| \d+ \| `(?P<file>[^`]+)` \| `(?P<name>[^`]+)` \|", re.MULTILINE)
-# Prose after the tables names further functions as "`file`'s `name`".
-PROSE = re.compile(r"`(?P<file>lambdas/[^`]+\.py)`'s `(?P<name>[^`]+)`")
+NAMED = re.compile(r"`(?P<file>[\w/]+\.py):(?P<symbol>[\w.]+)`")
+HOP = re.compile(r"^\| (?P<hop>\d+) \| `[\w/]+\.py:[\w.]+` \|", re.MULTILINE)
+MAX_HOPS = 12
+
+
+def tours(text: str) -> dict[str, list[int]]:
+    """Each `## ` section's hop numbers, by its heading."""
+    sections = re.split(r"^## ", text, flags=re.MULTILINE)[1:]
+    return {s.splitlines()[0]: [int(m["hop"]) for m in HOP.finditer(s)] for s in sections}
+
+
+def resolve(file: str, symbol: str, root: Path = ROOT) -> object:
+    """The object `symbol` (`name` or `Class.method`) of the module at `file`, imported as the code
+    imports it; LookupError when the file, the module or the name is not there."""
+    if not (root / file).is_file():
+        raise LookupError(f"{file} does not exist")
+    module: ModuleType = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+    found: object = module
+    for part in symbol.split("."):
+        if not hasattr(found, part):
+            raise LookupError(f"{file} has no {symbol}")
+        found = getattr(found, part)
+    return found
 
 
 def _named() -> list[tuple[str, str]]:
-    text = TOUR.read_text()
-    return [(m["file"], m["name"]) for pattern in (ROW, PROSE) for m in pattern.finditer(text)]
+    return list(dict.fromkeys((m["file"], m["symbol"]) for m in NAMED.finditer(TOUR.read_text())))
 
 
-def defines(path: Path, name: str) -> bool:
-    """`name` (a function, a class, or `Class.method`) is defined at the top of the module at `path`;
-    for JavaScript, a `function name` declaration."""
-    source = path.read_text()
-    if path.suffix == ".js":
-        return re.search(rf"^(export )?function {re.escape(name)}\(", source, re.MULTILINE) is not None
-    scope: list[ast.stmt] = ast.parse(source).body
-    for part in name.split("."):
-        found = next(
-            (
-                n
-                for n in scope
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part
-            ),
-            None,
-        )
-        if found is None:
-            return False
-        scope = found.body
-    return True
+def test_two_tours_end_to_end_within_their_hops() -> None:
+    walked = {heading: hops for heading, hops in tours(TOUR.read_text()).items() if hops}
+    assert [heading.split(" ", 1)[0] for heading in walked] == ["1.", "2."]
+    for heading, hops in walked.items():
+        assert hops == list(range(1, len(hops) + 1)), heading
+        assert 8 <= len(hops) <= MAX_HOPS, f"{heading}: {len(hops)} hops"
 
 
-def test_the_tour_names_steps() -> None:
-    assert len(_named()) >= 30
+@pytest.mark.parametrize(("file", "symbol"), _named(), ids=[f"{f}:{s}" for f, s in _named()])
+def test_every_symbol_the_tour_names_imports(file: str, symbol: str) -> None:
+    assert callable(resolve(file, symbol))
 
 
-@pytest.mark.parametrize(("file", "name"), _named(), ids=[f"{f}:{n}" for f, n in _named()])
-def test_every_function_the_tour_names_exists(file: str, name: str) -> None:
-    path = ROOT / file
-    assert path.is_file(), f"{file} does not exist"
-    assert defines(path, name), f"{file} defines no {name}"
-
-
-def test_a_missing_name_is_seen(tmp_path: Path) -> None:
-    module = tmp_path / "m.py"
-    module.write_text("class A:\n    def b(self): ...\ndef c(): ...\n")
-    script = tmp_path / "s.js"
-    script.write_text("export function shown(job) {}\n")
-    assert defines(module, "A.b")
-    assert defines(module, "c")
-    assert not defines(module, "A.c")
-    assert not defines(module, "b")
-    assert defines(script, "shown")
-    assert not defines(script, "hidden")
+def test_a_missing_name_is_seen() -> None:
+    assert resolve("lambdas/store/jobs.py", "JobStore.put_new")
+    for file, symbol in [
+        ("lambdas/store/jobs.py", "JobStore.put_old"),
+        ("lambdas/store/jobz.py", "JobStore"),
+        ("lambdas/store/jobs.py", "put_new"),
+    ]:
+        with pytest.raises(LookupError):
+            resolve(file, symbol)
+    assert tours("## 1. a\n| 1 | `a.py:b` | x |\n| 2 | `a.py:c` | y |\n## 2. b\ntext\n") == {
+        "1. a": [1, 2],
+        "2. b": [],
+    }

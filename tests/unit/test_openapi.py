@@ -66,7 +66,14 @@ def test_a_jobs_payload_is_described_by_its_types_model_one_schema_per_type() ->
     assert body["oneOf"] == [{"$ref": ref} for ref in body["discriminator"]["mapping"].values()]
     for job_type in public:
         variant = schemas[body["discriminator"]["mapping"][job_type.name].rsplit("/", 1)[1]]
-        assert set(variant["properties"]) == {"type", "payload", "maxAttempts", "delaySeconds", "runAt"}
+        assert set(variant["properties"]) == {
+            "type",
+            "payload",
+            "maxAttempts",
+            "delaySeconds",
+            "runAt",
+            "priority",
+        }
         assert variant["properties"]["type"]["const"] == job_type.name
         assert set(variant["required"]) == {"type", "payload"}
         payload = schemas[variant["properties"]["payload"]["$ref"].rsplit("/", 1)[1]]

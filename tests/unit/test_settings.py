@@ -155,6 +155,7 @@ def test_a_flag_is_read_as_the_stack_and_people_write_it(text: str, read: bool) 
         (config.ENV_JOB_SETTINGS, '["crm"]', "not a JSON object"),
         (config.ENV_JOB_SECRETS, "{", "not JSON"),
         (config.ENV_JOB_LIMITS, '{"send_email": {"concurrency": 0}}', "concurrency"),
+        (config.ENV_RETRY_POLICIES, '{"send_email": {"windowSeconds": 0}}', "windowSeconds must be"),
         (config.ENV_SENDER_EMAIL, "ab", "at least 3 characters"),
     ],
 )

@@ -128,3 +128,12 @@ def test_the_documented_example_tests_pass(monkeypatch: pytest.MonkeyPatch, tmp_
     assert len(tests) == 2
     for test in tests.values():
         test()
+
+
+def test_an_attempts_context_has_the_attempts_its_types_retry_policy_gives() -> None:
+    """As a job submitted without `maxAttempts`: send_email's 25, a type without a policy the stack's 5.
+    Broken line: `context`'s `max_attempts = policy_attempts(...)` as `max_attempts = 5`."""
+    plain = JobType(name="greet", payload_model=Greeting, run=greet)
+    assert JobTypeRunner(SEND_EMAIL).context().max_attempts == 25
+    assert JobTypeRunner(plain).context().max_attempts == 5
+    assert JobTypeRunner(SEND_EMAIL).context(max_attempts=2).max_attempts == 2

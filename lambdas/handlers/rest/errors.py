@@ -27,6 +27,7 @@ from lambdas.lifecycle.errors import (
     NotWaitingError,
     ScheduleLimitError,
     ScheduleNotFoundError,
+    TooManyAttemptsError,
     UnknownJobTypeError,
 )
 from lambdas.models.api import ErrorDetail, ErrorResponse
@@ -68,6 +69,7 @@ _BY_TYPE: dict[type[Exception], tuple[int, str]] = {
     ConcurrentRotationError: (409, "concurrent_rotation"),
     NotReschedulableError: (409, "not_reschedulable"),
     InvalidStartTimeError: (400, "invalid_start_time"),
+    TooManyAttemptsError: (400, "invalid_request"),  # what the request model answers for any bound
     ScheduleNotFoundError: (404, "schedule_not_found"),
     InvalidScheduleError: (400, "invalid_schedule"),
     ScheduleLimitError: (409, "schedule_limit"),

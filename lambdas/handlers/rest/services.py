@@ -61,7 +61,7 @@ def services() -> Services:
     register_job_types(api.job_packages)
     return Services(
         job_store(api),
-        JobQueue(api.queue_url, api.job_queue_urls),
+        JobQueue(api.queue_url, api.job_queue_urls, api.high_queue_urls),
         api,
         ScheduleStore(api.schedules_table),
     )

@@ -57,6 +57,7 @@ def submit_job(
         caller,
         idempotency_key=idempotency_key,
         horizon_seconds=found.settings.schedule_horizon_seconds,
+        retry_policies=found.settings.retry_policies,
     )
     if submitted.created:
         metrics.add_metric(name=config.METRIC_SUBMITTED, unit=MetricUnit.Count, value=1)

@@ -67,7 +67,11 @@ def create_schedule(
     from lambdas.lifecycle import schedules
 
     created = schedules.create_schedule(
-        found.schedules, caller, request, found.settings.max_schedules_per_client
+        found.schedules,
+        caller,
+        request,
+        found.settings.max_schedules_per_client,
+        found.settings.retry_policies,
     )
     body = schedules.view(found.schedules, found.store, created)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=body)
@@ -124,7 +128,9 @@ def update_schedule(
 ) -> ScheduleView:
     from lambdas.lifecycle import schedules
 
-    changed = schedules.update_schedule(found.schedules, caller, schedule_id, request, client)
+    changed = schedules.update_schedule(
+        found.schedules, caller, schedule_id, request, client, found.settings.retry_policies
+    )
     return schedules.view(found.schedules, found.store, changed)
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from lambdas import config
 from lambdas.jobs.base import Capability, JobContext, JobType, PermanentJobError, RetryableJobError
 from lambdas.models.limits import Limit
+from lambdas.models.retry import OUTAGE_RETRIES
 
 NAME = "send_email"
 MAX_RECIPIENTS = 50  # SES's limit per message
@@ -134,5 +135,6 @@ JOB_TYPE = JobType(
     payload_model=SendEmailPayload,
     run=run,
     limits=Limit(per_second=config.SES_PER_SECOND),
+    retry=OUTAGE_RETRIES,
     uses=frozenset({Capability.EMAIL}),
 )

@@ -47,6 +47,7 @@ from lambdas.jobs.base import (
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import Job
 from lambdas.models.limits import Limit, LimitKey
+from lambdas.models.retry import OUTAGE_RETRIES
 from lambdas.models.settings import WebhookPolicySettings, forget_on_reset
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
@@ -327,5 +328,6 @@ JOB_TYPE = JobType(
     public=False,
     # A receiver sees at most this many deliveries at once (CDK context webhookHostConcurrency).
     limits=Limit(concurrency=config.WEBHOOK_HOST_CONCURRENCY, key=LimitKey.HOST),
+    retry=OUTAGE_RETRIES,
     uses=frozenset({Capability.WEBHOOK_SIGNING, Capability.DELIVERY_LOG}),
 )

@@ -49,6 +49,7 @@ from lambdas.jobs.types.webhook_delivery import (
     target_policy,
 )
 from lambdas.models.job import Job, NewJob
+from lambdas.models.retry import OUTAGE_RETRIES
 from lambdas.models.timestamps import iso_time
 from lambdas.observability import logger
 
@@ -202,5 +203,7 @@ JOB_TYPE = JobType(
     run=run,
     check_submission=check_submission,
     children=children,
+    # Its deliveries take its maxAttempts: by default their own policy's attempts.
+    retry=OUTAGE_RETRIES,
     uses=frozenset({Capability.CHILDREN}),
 )

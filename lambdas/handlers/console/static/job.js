@@ -72,6 +72,7 @@ function facts(job) {
     { class: 'facts' },
     fact('Type', job.type),
     fact('Attempts', attemptsText(job)),
+    fact('Priority', job.priority),
     fact('Created', time(job.createdAt, { exact: true })),
     fact('In this status since', time(job.statusAt || job.updatedAt, { exact: true })),
     fact('Updated', time(job.updatedAt, { exact: true })),

@@ -45,6 +45,7 @@ function jobRow(job) {
     el('td', {}, el('a', { class: 'mono job-id', href: `#/jobs/${encodeURIComponent(job.jobId)}`, 'data-key': job.jobId }, job.jobId)),
     el('td', {}, job.type, job.parentId ? parentLink(job.parentId) : null),
     el('td', {}, statusBadge(job.status)),
+    el('td', {}, job.priority || ''),
     el('td', { class: 'number wide' }, `${job.attempts} / ${job.maxAttempts}`),
     el('td', { class: 'wide' }, time(job.createdAt)),
     el('td', {}, time(job.statusAt || job.updatedAt)),
@@ -52,7 +53,7 @@ function jobRow(job) {
   );
 }
 
-const HEADINGS = [['Job'], ['Type'], ['Status'], ['Attempts', 'number wide'], ['Created', 'wide'], ['In this status since'], ['Last error', 'wide']];
+const HEADINGS = [['Job'], ['Type'], ['Status'], ['Priority'], ['Attempts', 'number wide'], ['Created', 'wide'], ['In this status since'], ['Last error', 'wide']];
 
 function showPage(body, page, filters) {
   if (!page.jobs.length) {

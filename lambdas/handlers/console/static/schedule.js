@@ -33,6 +33,7 @@ function facts(schedule) {
     fact('Overlap', OVERLAP[schedule.overlap] || schedule.overlap),
     fact('Job type', schedule.job.type),
     fact('Max attempts', schedule.job.maxAttempts),
+    fact('Priority', schedule.job.priority),
     fact('Created', time(schedule.createdAt, { exact: true })),
     fact('Id', el('span', { class: 'mono' }, schedule.scheduleId)),
   );
