@@ -60,7 +60,9 @@ class Wait:
     key: str | None
     until: float
     reserved: bool = False
-    pause: str | None = None  # which receiver's pause holds the job (see `lambdas/lifecycle/limits.py`)
+    pause: str | None = (
+        None  # which receiver's pause holds the job (see `lambdas/lifecycle/attempt/limits.py`)
+    )
 
 
 @dataclass(frozen=True)

@@ -68,12 +68,21 @@ def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> N
 def test_the_api_loads_the_submit_path_with_its_module_and_the_rarer_routes_on_their_first_call() -> None:
     loaded = modules_after_import("lambdas.handlers.api")
     # POST /jobs's first call finds the store, boto3, the submit path and the registry loaded...
-    assert {"boto3", "lambdas.store.factory", "lambdas.store.queue", "lambdas.lifecycle.submit"} <= loaded
+    assert {
+        "boto3",
+        "lambdas.store.factory",
+        "lambdas.store.queue",
+        "lambdas.lifecycle.requests.submit",
+    } <= loaded
     assert "lambdas.jobs.registry" in loaded
     # ...but no job type (the one a request names loads on its lookup), and nothing only other routes
     # use: the caller's operations, statistics, uploads, the OpenAPI document's models.
     assert not any(name.startswith("lambdas.jobs.types.") for name in loaded)
-    for rarer in ("lambdas.lifecycle.operations", "lambdas.lifecycle.stats", "lambdas.lifecycle.uploads"):
+    for rarer in (
+        "lambdas.lifecycle.requests.operations",
+        "lambdas.lifecycle.requests.stats",
+        "lambdas.lifecycle.requests.uploads",
+    ):
         assert rarer not in loaded
     assert "lambdas.store.gauges" not in loaded
     assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
@@ -105,7 +114,7 @@ def test_dead_letter_recovery_and_schedules_load_no_pydantic_with_their_module(
 
 
 def test_the_schedules_function_never_loads_the_apis_models() -> None:
-    """Seen to fail with `lifecycle.schedules` importing `SubmitJobRequest` at its top again."""
+    """Seen to fail with `lifecycle.requests.schedules` importing `SubmitJobRequest` at its top again."""
     loaded = modules_after_import("lambdas.handlers.schedules", "from lambdas.models import settings")
     assert "lambdas.models.api" not in loaded
     assert "lambdas.models.schedule_api" not in loaded

@@ -100,7 +100,7 @@ LIFECYCLE_SOURCES = sorted((LAMBDAS / "lifecycle").rglob("*.py"))
     "path", LIFECYCLE_SOURCES, ids=[str(p.relative_to(LAMBDAS)) for p in LIFECYCLE_SOURCES]
 )
 def test_no_lifecycle_module_imports_a_job_type(path: Path) -> None:
-    """Seen to fail on `lifecycle/reads.py` while it imported `webhook_delivery` for the children's ids."""
+    """Seen to fail on `lifecycle/requests/reads.py` while it imported `webhook_delivery` for the children's ids."""
     assert job_types_reached_by_a_lifecycle_module(path) == []
 
 
@@ -112,13 +112,13 @@ def test_the_rules_see_a_violation(tmp_path: Path) -> None:
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    import lambdas.lifecycle.worker\n"
+        "    import lambdas.lifecycle.attempt.worker\n"
         "def run():\n"
         "    from lambdas.store.jobs import JobStore\n"
         "    from ...store import clients\n"
     )
     assert violations(bad, root) == [
-        "lambdas.jobs.types._layer_probe (jobs) imports lambdas.lifecycle.worker (lifecycle)"
+        "lambdas.jobs.types._layer_probe (jobs) imports lambdas.lifecycle.attempt.worker (lifecycle)"
     ]
     assert store_reached_by_a_job_module(bad, root) == [
         "lambdas.store",
@@ -164,7 +164,7 @@ OUTSIDE_STORE = sorted(p for p in LAMBDAS.rglob("*.py") if (LAMBDAS / "store") n
 
 @pytest.mark.parametrize("path", OUTSIDE_STORE, ids=[str(p.relative_to(LAMBDAS)) for p in OUTSIDE_STORE])
 def test_no_module_outside_the_store_names_an_item_attribute(path: Path) -> None:
-    """Seen to fail on `lifecycle/reads.py` with its list keys written as `f"{schema.OWNER_SHARD}..."`."""
+    """Seen to fail on `lifecycle/requests/reads.py` with its list keys written as `f"{schema.OWNER_SHARD}..."`."""
     assert item_names_outside_the_store(path) == []
 
 

@@ -55,8 +55,8 @@ def _accepted(event: RequestEvent, job_id: str, status: str) -> Response[SubmitJ
 def retry_job(
     job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred
-    from lambdas.lifecycle.operations import retry_job as retry
+    from lambdas.lifecycle.requests.operations import Deferred
+    from lambdas.lifecycle.requests.operations import retry_job as retry
 
     job = retry(found.store, found.queue, caller, job_id)
     if isinstance(job, Deferred):
@@ -85,8 +85,8 @@ def retry_job(
 def cancel_job(
     job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[JobView | SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred, allowed_actions
-    from lambdas.lifecycle.operations import cancel_job as cancel
+    from lambdas.lifecycle.requests.operations import Deferred, allowed_actions
+    from lambdas.lifecycle.requests.operations import cancel_job as cancel
 
     job = cancel(found.store, caller, job_id, found.queue)
     if isinstance(job, Deferred):
@@ -118,8 +118,8 @@ def cancel_job(
 def reschedule_job(
     job_id: JobId, request: RescheduleRequest, caller: RequestCaller, found: ApiServices
 ) -> JobView:
-    from lambdas.lifecycle.operations import allowed_actions
-    from lambdas.lifecycle.start_times import reschedule_job as reschedule
+    from lambdas.lifecycle.requests.operations import allowed_actions
+    from lambdas.lifecycle.requests.reschedule import reschedule_job as reschedule
 
     horizon = found.settings.schedule_horizon_seconds
     moved = reschedule(found.store, found.queue, caller, job_id, request.run_at, horizon)
@@ -129,7 +129,7 @@ def reschedule_job(
 def _bulk(
     action: JobAction, request: BulkRequest, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.operations import start_bulk
+    from lambdas.lifecycle.requests.operations import start_bulk
 
     job = start_bulk(found.store, found.queue, caller, action, request)
     return _accepted(event, job.job_id, job.status.value)

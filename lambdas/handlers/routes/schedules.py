@@ -64,7 +64,7 @@ Cursor = Annotated[
 def create_schedule(
     request: CreateScheduleRequest, caller: RequestCaller, found: ApiServices
 ) -> Response[ScheduleView]:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     created = schedules.create_schedule(
         found.schedules,
@@ -93,7 +93,7 @@ def list_schedules(
     limit: Limit = 25,
     cursor: Cursor = None,
 ) -> SchedulePage:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     return schedules.list_schedules(found.schedules, found.store, caller, client, limit, cursor)
 
@@ -107,7 +107,7 @@ def list_schedules(
 def get_schedule(
     schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, schedule)
@@ -126,7 +126,7 @@ def update_schedule(
     found: ApiServices,
     client: Client = None,
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     changed = schedules.update_schedule(
         found.schedules, caller, schedule_id, request, client, found.settings.retry_policies
@@ -143,7 +143,7 @@ def update_schedule(
 def delete_schedule(
     schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     deleted = schedules.delete_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, deleted, upcoming=False)
@@ -162,7 +162,7 @@ def run_schedule(
     event: RequestEvent,
     client: Client = None,
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     fired = schedules.fire(

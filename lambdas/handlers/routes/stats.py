@@ -19,7 +19,7 @@ router = Router()
     responses=responses(200, "Statistics", StatsView),
 )
 def get_stats(caller: RequestCaller, found: ApiServices) -> StatsView:
-    from lambdas.lifecycle.stats import pipeline_stats
+    from lambdas.lifecycle.requests.stats import pipeline_stats
 
     return pipeline_stats(
         found.store,

@@ -16,12 +16,12 @@ answer is `Deferred`, the ops job (`fan_out`).
 
 from typing import TYPE_CHECKING
 
-from lambdas.lifecycle import fan_out
+from lambdas.lifecycle.attempt.parents import child_ids
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import Deferred
-from lambdas.lifecycle.ops import ActionCounts
-from lambdas.lifecycle.parents import child_ids
-from lambdas.lifecycle.reads import find_job
+from lambdas.lifecycle.ops_jobs import fan_out
+from lambdas.lifecycle.ops_jobs.fan_out import Deferred
+from lambdas.lifecycle.ops_jobs.job import ActionCounts
+from lambdas.lifecycle.requests.reads import find_job
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition

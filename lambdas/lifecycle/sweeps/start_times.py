@@ -2,7 +2,7 @@
 
 - A job asked to start within the horizon (SQS's longest message delay, 900 s) is `pending` and its
   message is sent with the delay left. One due later is `scheduled`: it has no message yet. So is a
-  failed job whose retry waits longer than that (lambdas/lifecycle/worker.py, `_retry`).
+  failed job whose retry waits longer than that (lambdas/lifecycle/attempt/worker.py, `_retry`).
 - `hand_over_due` (run by every recovery sweep, which comes far more often than the horizon) makes each
   `scheduled` job due within the horizon `pending` and sends its message with the delay left, so the
   job starts at its start time, not on the sweep's grid. If the send fails, the job is `pending` and due,
@@ -79,7 +79,7 @@ def hand_over_due(
 def reschedule_job(
     store: JobStore, queue: JobQueue, caller: "Caller", job_id: str, run_at: "datetime", horizon_seconds: int
 ) -> Job:
-    from lambdas.lifecycle.reads import find_job
+    from lambdas.lifecycle.requests.reads import find_job
 
     job = find_job(store, job_id, caller)
     if not (job.status is JobStatus.SCHEDULED or (job.status is JobStatus.PENDING and job.run_at)):

@@ -244,7 +244,7 @@ class DeadLetterConsumer:
 
     def _fanout_alert(self, parent: Job) -> dict[str, Any]:
         # Loaded here: the job types' contract brings pydantic, which the function's import skips.
-        from lambdas.lifecycle.parents import child_ids
+        from lambdas.lifecycle.attempt.parents import child_ids
 
         counts = parent.children
         assert counts is not None
