@@ -176,3 +176,41 @@ def test_the_item_rule_sees_an_attribute_name(tmp_path: Path) -> None:
         "key = {schema.JOBS_PK: 'j'}, schema.CREATED_INDEX, codec.status_key, codec.COUNTERS_SUFFIX\n"
     )
     assert item_names_outside_the_store(probe) == ["codec.COUNTERS_SUFFIX", "codec.RUN_AT", "schema.JOBS_PK"]
+
+
+SENDS = {"send_message", "send_message_batch"}
+SENDER = LAMBDAS / "store" / "queue.py"
+
+
+def messages_sent_outside_the_queue(root: Path = LAMBDAS) -> list[str]:
+    """Every call of SQS's SendMessage or SendMessageBatch under `lambdas/` but in `lambdas/store/queue.py`:
+    one module decides where a job's message goes (queue, delay, group) and sends it; every other asks
+    `JobQueue`, so a change to routing touches one file."""
+    sender = root / "store" / "queue.py"
+    return sorted(
+        f"{path.relative_to(root.parent)}:{node.lineno} {node.func.attr}"
+        for path in root.rglob("*.py")
+        if path != sender
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SENDS
+    )
+
+
+def test_only_the_job_queue_sends_a_message() -> None:
+    """Seen to fail with `lifecycle/attempt/capabilities.py` sending its children's messages with
+    `clients.client("sqs").send_message(...)` beside `queue.send_new`."""
+    assert SENDER.exists()
+    assert messages_sent_outside_the_queue() == []
+
+
+def test_the_sender_rule_sees_a_second_sender(tmp_path: Path) -> None:
+    root = tmp_path / "lambdas"
+    (root / "store").mkdir(parents=True)
+    (root / "store" / "queue.py").write_text("def send(sqs):\n    sqs.send_message(QueueUrl='q')\n")
+    (root / "lifecycle").mkdir()
+    (root / "lifecycle" / "elsewhere.py").write_text(
+        "from lambdas.store import clients\n"
+        "def later(ids):\n"
+        "    clients.client('sqs').send_message_batch(QueueUrl='q', Entries=ids)\n"
+    )
+    assert messages_sent_outside_the_queue(root) == ["lambdas/lifecycle/elsewhere.py:3 send_message_batch"]
