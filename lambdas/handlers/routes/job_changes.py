@@ -1,6 +1,10 @@
 """The routes that change jobs: POST /jobs/{jobId}/retry, /cancel and /reschedule (the caller's own job,
 or any for the operator), and the operator's bulk POST /jobs/retry and /jobs/cancel, which start an ops
-job that does the work in the worker."""
+job that does the work in the worker.
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 

@@ -1,5 +1,9 @@
 """Submitting jobs and reading them back: POST /jobs, GET /jobs, GET /jobs/{jobId} and its children
-and deliveries. Every read is scoped to the caller (a client sees the jobs its key submitted)."""
+and deliveries. Every read is scoped to the caller (a client sees the jobs its key submitted).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 

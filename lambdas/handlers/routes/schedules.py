@@ -1,6 +1,10 @@
 """Recurring schedules: POST/GET /schedules, GET/PATCH/DELETE /schedules/{scheduleId} and POST
 /schedules/{scheduleId}/run. Scoped to the caller's key: another key's schedule is 404. The operator's key
-names a client's schedules with `?client=` (every client's, in the list, without it)."""
+names a client's schedules with `?client=` (every client's, in the list, without it).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 

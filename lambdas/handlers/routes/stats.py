@@ -1,4 +1,8 @@
-"""GET /stats: the caller's pipeline at a glance (the console's overview)."""
+"""GET /stats: the caller's pipeline at a glance (the console's overview).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 

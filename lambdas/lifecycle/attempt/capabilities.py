@@ -253,6 +253,7 @@ class _PowertoolsParameters:
 
     @staticmethod
     def cache_clear() -> None:
+        # Loaded here as where secrets are read (type_config, webhook_secrets): most functions read none.
         from aws_lambda_powertools.utilities import parameters
 
         parameters.clear_caches()

@@ -54,6 +54,7 @@ from lambdas.lifecycle.attempt.batch_endings import BatchEndings, Place
 from lambdas.lifecycle.attempt.capabilities import Recorded, WorkerCapabilities
 from lambdas.lifecycle.attempt.limits import RESERVED_EARLY_SECONDS, Limits
 from lambdas.lifecycle.ops_jobs.job import OPS_TYPE
+from lambdas.lifecycle.workflows.start import Starter, start_workflow
 from lambdas.models.job import Job, JobStatus, Priority
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -66,8 +67,6 @@ from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, parse_job
 
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
-    from lambdas.lifecycle.workflows.start import Starter
 
 
 @dataclass(frozen=True)
@@ -273,10 +272,6 @@ class Worker:
         """The job runs in its durable execution from here on; this message is done."""
         if self._workflows is None:
             return self._dead(message, job, f"{job.job_type!r} is a workflow and this worker runs none")
-        from lambdas.lifecycle.workflows.start import (
-            start_workflow,  # the durable SDK loads with workflows only
-        )
-
         try:
             start_workflow(self._store.workflows(), self._workflows, job)
         except StaleAttemptError:

@@ -186,7 +186,7 @@ def list_schedules(
 ) -> "SchedulePage":
     """A page of a client's schedules; the operator's without `client` is every client's, failing first
     within the page."""
-    from lambdas.models.schedule_api import SchedulePage
+    from lambdas.models.schedule_api import SchedulePage  # the API's: the firing function never loads them
 
     owner = None if caller.operator and client is None else owner_of(caller, client)
     tag = paging.query_tag("schedules", owner)
@@ -265,7 +265,10 @@ def view(
     schedules: ScheduleStore, store: JobStore, schedule: Schedule, upcoming: bool = True
 ) -> "ScheduleView":
     """The schedule with its next fire times (none while paused, or without `upcoming`) and last jobs."""
-    from lambdas.models.schedule_api import ScheduleFiring, ScheduleView
+    from lambdas.models.schedule_api import (  # as SchedulePage above: the API's only
+        ScheduleFiring,
+        ScheduleView,
+    )
 
     shown = upcoming and schedule.state is ScheduleState.ENABLED
     try:

@@ -2,5 +2,5 @@
 
 - `recovery`: `Sweeper`, jobs whose message was lost or whose worker died, sent again;
 - `dead_letter`: `DeadLetterConsumer`, the one place a job is declared lost and someone is told;
-- `start_times`: jobs that start later (`send_if_pending`, `hand_over_due`, `reschedule_job`).
+- `start_times`: jobs that start later (`delay_until`, `send_if_pending`, `hand_over_due`).
 """
