@@ -77,7 +77,7 @@ import time
 from lambdas import config
 from lambdas.jobs import ssrf
 from lambdas.jobs.types import webhook_fanout
-from lambdas.lifecycle import capabilities
+from lambdas.lifecycle.attempt import capabilities
 from lambdas.models.settings import ApiSettings
 
 def slow_lookup(host, port):

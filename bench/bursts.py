@@ -169,7 +169,7 @@ def _burst(owners: list[tuple[str, int]], high: str | None = None) -> _Outcome:
     """Submit the jobs (owner by owner, in order; then one `high` job of owner `high`), then deliver
     every message when due until none is left; the figures of the run."""
     from lambdas.handlers import worker as handler
-    from lambdas.lifecycle.worker import QueueMessage
+    from lambdas.lifecycle.attempt.worker import QueueMessage
     from lambdas.models import settings
 
     settings.reset()
@@ -216,7 +216,7 @@ def _high_behind_backlog(provisioned: Any) -> tuple[float, int]:
     """Seconds from a `high` job's submission to its start behind BACKLOG unlimited jobs, and how many
     of those were still queued then (see the module docstring)."""
     from lambdas.handlers import worker as handler
-    from lambdas.lifecycle.submit import submit
+    from lambdas.lifecycle.requests.submit import submit
     from lambdas.models import settings
     from lambdas.models.api import SubmitJobRequest
     from lambdas.models.caller import Caller

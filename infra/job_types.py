@@ -39,6 +39,7 @@ from lambdas import config
 from lambdas.jobs.base import Capability, JobType, WorkerFunction
 from lambdas.jobs.packages import JobTypeClashError, type_owners
 from lambdas.jobs.registry import BUILTIN_PACKAGE
+from lambdas.models.limits import Limit
 from lambdas.models.retry import RetryPolicy
 
 # A declared secret: (its type, its name).
@@ -73,9 +74,13 @@ class DeclaredType:
     secrets: tuple[str, ...]
     settings: Mapping[str, Any] | None  # the context's values, checked against its settings_model
     uses: frozenset[Capability] = frozenset()
-    limited: bool = False  # declares `limits`
+    limits: Limit | None = None  # what it declares (CDK context `jobLimits` overrides it field by field)
     workflow: bool = False  # runs in its group's durable function (lambdas/lifecycle/workflows/)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def limited(self) -> bool:
+        return self.limits is not None
 
 
 @dataclass(frozen=True)
@@ -159,14 +164,21 @@ class JobTypeCatalog:
         wanted, given = set(names), set(overridden)
         return any(t.limited or t.name in given for t in self.types if t.name in wanted)
 
-    def check_limited(self, limited: Iterable[str]) -> None:
-        """`jobLimits` may name any type the stack runs, a package's included, and no other."""
-        known = {t.name for t in self.types}
-        unknown = sorted(set(limited) - known)
+    def check_limited(self, overrides: Mapping[str, Mapping[str, Any]]) -> None:
+        """`jobLimits` may name any type the stack runs, a package's included, and no other; each override
+        over what its type declares is a limit the worker can apply (`burst` needs a `perSecond`, its own
+        or the type's)."""
+        declared = {t.name: t.limits for t in self.types}
+        unknown = sorted(set(overrides) - set(declared))
         if unknown:
             raise JobTypesError(
-                f"jobLimits: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(known))})"
+                f"jobLimits: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(declared))})"
             )
+        for name, fields in overrides.items():
+            try:
+                (declared[name] or Limit()).overridden(dict(fields))
+            except ValidationError as error:
+                raise JobTypesError(f"jobLimits.{name}: {error.errors()[0]['msg']}") from None
 
     def check_retry_policies(self, overrides: Mapping[str, Mapping[str, Any]]) -> None:
         """`retryPolicies` may name any type the stack runs, and each override must make a valid policy
@@ -355,7 +367,7 @@ def _declared(name: str, module: str, package: str, settings: Any) -> DeclaredTy
         tuple(job_type.secrets),
         _settings(job_type, settings),
         uses=frozenset(Capability(c) for c in job_type.uses),
-        limited=job_type.limits is not None,
+        limits=job_type.limits,
         workflow=job_type.workflow,
         retry=job_type.retry,
     )

@@ -121,8 +121,9 @@ class Settings:
     status_shards: int = config.STATUS_SHARDS
     job_limits: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     retry_policies: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
-    ses_per_second: float = config.SES_PER_SECOND
-    webhook_host_concurrency: int = config.WEBHOOK_HOST_CONCURRENCY
+    # Unset: the limit the type declares (send_email.py, webhook_delivery.py), its one default.
+    ses_per_second: float | None = None
+    webhook_host_concurrency: int | None = None
     schedule_horizon_seconds: int = config.SCHEDULE_HORIZON_SECONDS
     max_schedules_per_client: int = config.MAX_SCHEDULES_PER_CLIENT
     max_firings_per_client_day: int = config.MAX_FIRINGS_PER_CLIENT_DAY
@@ -182,11 +183,13 @@ class Settings:
 
     @property
     def limit_overrides(self) -> dict[str, dict[str, Any]]:
-        """The functions' JOB_LIMITS: the two built-in defaults' keys, then `jobLimits` over them."""
-        overrides: dict[str, dict[str, Any]] = {
-            "send_email": {"perSecond": self.ses_per_second},
-            "webhook_delivery": {"concurrency": self.webhook_host_concurrency},
-        }
+        """The functions' JOB_LIMITS: `sesPerSecond` and `webhookHostConcurrency` when given, then
+        `jobLimits` over them; a type's own declaration holds where neither says otherwise."""
+        overrides: dict[str, dict[str, Any]] = {}
+        if self.ses_per_second is not None:
+            overrides["send_email"] = {"perSecond": self.ses_per_second}
+        if self.webhook_host_concurrency is not None:
+            overrides["webhook_delivery"] = {"concurrency": self.webhook_host_concurrency}
         for job_type, fields in self.job_limits:
             overrides[job_type] = {**overrides.get(job_type, {}), **dict(fields)}
         return overrides

@@ -156,7 +156,7 @@ WORKER_BATCHING_WINDOW_SECONDS: Final = 5
 WORKER_MAX_CONCURRENCY: Final = 10
 WORKER_CONCURRENCY: Final = 10  # messages of one batch processed at once inside one invocation
 # How long a fan-out child that ended done waits for its siblings in the same batch, to be written with
-# them in one transaction (lambdas/lifecycle/batch_endings.py): this, or as long as its batch has run so
+# them in one transaction (lambdas/lifecycle/attempt/batch_endings.py): this, or as long as its batch has run so
 # far, but never more than the most (nor a tenth of the lease).
 ENDING_TOGETHER_WAIT_SECONDS: Final = 1.0
 ENDING_TOGETHER_MAX_WAIT_SECONDS: Final = 5.0
@@ -174,7 +174,7 @@ RECOVERY_TIMEOUT_SECONDS: Final = 120
 SCHEDULES_TIMEOUT_SECONDS: Final = 30
 # A pending job whose message should have been consumed this long ago is treated as having lost it.
 RECOVERY_GRACE_SECONDS: Final = 300
-# Dead jobs of one (type, owner) alert at most once per window (lambdas/lifecycle/dead_letter.py).
+# Dead jobs of one (type, owner) alert at most once per window (lambdas/lifecycle/sweeps/dead_letter.py).
 ALERT_WINDOW_SECONDS: Final = 300
 MAX_ALERT_WINDOW_SECONDS: Final = 86_400
 
@@ -240,9 +240,9 @@ OPERATOR_KEY_NAME: Final = "operator"
 KEY_NAME_TAG: Final = "offload:key-name"
 KEY_ROLE_TAG: Final = "offload:key-role"
 
-# The lifecycle's own job type (lambdas/lifecycle/ops.py): no package may define a type of this name.
+# The lifecycle's own job type (lambdas/lifecycle/ops_jobs/job.py): no package may define a type of this name.
 OPS_JOB_TYPE: Final = "bulk_action"
 # A fan-out with more children than this is retried or cancelled by an ops job (`bulk_action` with
 # `fanOut`), not in the request: one transaction (and a send) per child, about 3 calls each, would take
-# a 1000-endpoint fan-out past the API's 10 s (lambdas/lifecycle/fan_out.py).
+# a 1000-endpoint fan-out past the API's 10 s (lambdas/lifecycle/ops_jobs/fan_out.py).
 FAN_OUT_INLINE_CHILDREN: Final = 25

@@ -29,10 +29,10 @@ from pydantic import BaseModel
 
 from lambdas import config
 from lambdas.jobs.base import Capability, CreatedChildren, JobContext, JobType, SubmissionContext
-from lambdas.lifecycle.backoff import policy_attempts
-from lambdas.lifecycle.capabilities import declared_only
-from lambdas.lifecycle.submit import payload_of
-from lambdas.lifecycle.type_config import TypeConfig
+from lambdas.lifecycle.attempt.backoff import policy_attempts
+from lambdas.lifecycle.attempt.capabilities import declared_only
+from lambdas.lifecycle.attempt.type_config import TypeConfig
+from lambdas.lifecycle.requests.submit import payload_of
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
 from lambdas.models.settings import ApiSettings, Environment, JobTypesSettings, WorkerSettings

@@ -62,7 +62,7 @@ _GROUPS: tuple[str, ...] = (
     responses=responses(201, "Created", CreateUploadResponse, 400),
 )
 def create_upload(request: CreateUploadRequest, caller: RequestCaller) -> Response[CreateUploadResponse]:
-    from lambdas.lifecycle.uploads import start_upload
+    from lambdas.lifecycle.requests.uploads import start_upload
 
     ticket = start_upload(request, caller.owner)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=ticket)

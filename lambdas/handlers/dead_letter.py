@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSEvent, SQS
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
-from lambdas.lifecycle.dead_letter import DeadLetter, DeadLetterConsumer, LetterVerdict
+from lambdas.lifecycle.sweeps.dead_letter import DeadLetter, DeadLetterConsumer, LetterVerdict
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.alert_groups import AlertGroups
 from lambdas.store.alerts import Alerts

@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
-from lambdas.lifecycle.recovery import Sweeper
+from lambdas.lifecycle.sweeps.recovery import Sweeper
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.factory import job_store
 from lambdas.store.queue import JobQueue

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from lambdas.lifecycle import schedules
+from lambdas.lifecycle.requests import schedules
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.factory import job_store
 from lambdas.store.jobs import JobStore

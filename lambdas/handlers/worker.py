@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from lambdas import config
 from lambdas.jobs.packages import register_job_types
-from lambdas.lifecycle.worker import MessageResult, Outcome, QueueMessage, Worker
+from lambdas.lifecycle.attempt.worker import MessageResult, Outcome, QueueMessage, Worker
 from lambdas.models import settings
 from lambdas.observability import logger, metrics, tracer
 from lambdas.store.factory import job_store

@@ -10,7 +10,7 @@ from typing import Any
 from aws_durable_execution_sdk_python import DurableContext, durable_execution
 
 from lambdas.jobs.packages import register_job_types
-from lambdas.lifecycle.capabilities import WorkerCapabilities
+from lambdas.lifecycle.attempt.capabilities import WorkerCapabilities
 from lambdas.lifecycle.workflows.execution import run_workflow
 from lambdas.lifecycle.workflows.runtime import StoreRuntime
 from lambdas.models import settings

@@ -13,12 +13,12 @@ function, and exposes them as a `JobType`. `run` returns the job's result
   job may wait in all (LIMIT_MAX_WAIT_SECONDS; then it is `dead`, saying so).
 
 A type may declare `limits` (`lambdas.models.limits.Limit`): how many of its jobs run at once, how
-fast they start, per key. A job over its limit waits the same way (lambdas/lifecycle/limits.py).
+fast they start, per key. A job over its limit waits the same way (lambdas/lifecycle/attempt/limits.py).
 It may declare a `retry` policy (`RetryPolicy`: attempts, backoff base and cap, a window in all).
 
 A type does its work only through its context: `JobContext` when it runs (in the worker),
 `SubmissionContext` when the API checks a submission. Each capability below is a small protocol the
-lifecycle layer implements on top of the store (`lambdas/lifecycle/capabilities.py`); no job type
+lifecycle layer implements on top of the store (`lambdas/lifecycle/attempt/capabilities.py`); no job type
 touches AWS clients, tables or queues itself, so a type cannot reach what its function was not given.
 
 A type declares the capabilities of its context it `uses` (`Capability`): the worker function that runs

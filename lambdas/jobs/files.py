@@ -18,6 +18,7 @@ waits for them.
 """
 
 import functools
+import io
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -267,8 +268,6 @@ def _working_mode(image: Any, thumb_format: str) -> str:
 
 
 def _encode(image: Any, thumb_format: str) -> bytes:
-    import io
-
     buffer = io.BytesIO()
     options: dict[str, Any] = {"optimize": True}
     if thumb_format in ("JPEG", "WEBP"):

@@ -21,7 +21,7 @@ from lambdas.jobs import registry
 from lambdas.jobs.registry import BUILTIN_PACKAGE, type_modules
 
 # Names the lifecycle runs itself, by who owns them: no package's type may take one.
-RESERVED: Final = {config.OPS_JOB_TYPE: "offload's own ops job type (lambdas/lifecycle/ops.py)"}
+RESERVED: Final = {config.OPS_JOB_TYPE: "offload's own ops job type (lambdas/lifecycle/ops_jobs/job.py)"}
 
 
 class JobTypeClashError(ValueError):

@@ -9,7 +9,7 @@ A delivery carries three headers:
   the one it replaced, and a receiver holding either verifies it.
 
 The key is the base64 text of the secret after its `whsec_` prefix. Each client has its own secrets
-(`lambdas.lifecycle.webhook_secrets`); a value is `whsec_<base64>` or just the base64 part (the
+(`lambdas.lifecycle.requests.webhook_secrets`); a value is `whsec_<base64>` or just the base64 part (the
 stack-wide secret of an upgraded stack: 48 letters and digits), and a receiver configures the same string.
 """
 

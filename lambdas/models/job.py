@@ -87,7 +87,10 @@ class ChildCounts:
     dead: int
     cancelled: int = 0
     # The counts live in the fan-out's own small counters item (`codec.counters_id`), not on the parent:
-    # False only for a parent whose children started before counters items existed.
+    # False only for a pre-counters parent (its children started before counters items existed; its
+    # counts are `childrenDone`... on its own item). Every branch on it (codec.job_from_values,
+    # JobStore.await_children, reopen, cancel, ChildEndings._end_on_parent) can go once each deployed
+    # stack has run with counters items for longer than FINISHED_TTL_DAYS: such parents have expired.
     apart: bool = True
 
     @property

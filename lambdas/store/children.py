@@ -16,7 +16,7 @@ The counts stay exact because every change of them commits with the child's own 
 whose attempt lost its lease changes nothing (its own condition fails the whole transaction).
 
 A parent whose children started before counters items existed has no counters item: its children count
-on the parent's own item, as they did then (`_end_on_parent`).
+on the parent's own item, as they did then (`_end_on_parent`; when it can go: `ChildCounts.apart`).
 
 Extra puts (a webhook delivery's log line) commit in the same transaction.
 

@@ -147,7 +147,7 @@ def to_job(item: dict[str, Any], counters: dict[str, Any] | None = None) -> Job:
 def job_from_values(raw: dict[str, Any], counters: dict[str, Any] | None = None) -> Job:
     children = None
     if CHILDREN_TOTAL in raw:
-        counts = counters if counters is not None else raw  # on the parent: written before counters items
+        counts = counters if counters is not None else raw  # a pre-counters parent (ChildCounts.apart)
         children = ChildCounts(
             total=int(raw[CHILDREN_TOTAL]),
             done=int(counts.get("childrenDone", 0)),

@@ -438,7 +438,7 @@ class JobStore:
         try:
             counters = self._table.update(codec.counters_id(job.job_id), arm)
         except ConditionFailedError:
-            # Its children were written before counters items existed: they count on the parent.
+            # A pre-counters parent (ChildCounts.apart): its children count on the parent.
             legacy = Update(
                 assign={CHILDREN_BEFORE_LAST: total - 1},
                 add={CHILDREN_FINISHED: 0},

@@ -22,7 +22,7 @@ An item holds what the limit needs to say yes or no in one conditional write:
   of the limit stays what it was, and a lane serves `high`, then `normal`, then `low`, each in the
   order refused;
 - `p_<pause>` (ms): a receiver's Retry-After stops the starts of the jobs it answers for (one client's
-  deliveries to one URL: `pause_of` in `lambdas/lifecycle/limits.py`) until then; `pausedUntil`, a
+  deliveries to one URL: `pause_of` in `lambdas/lifecycle/attempt/limits.py`) until then; `pausedUntil`, a
   pause of the whole key written before pauses were scoped, is still honoured until it ends;
 - `ran`: the last run's length (ms), which sizes a concurrency limit's interval; `ver`: bumped by every
   acquire; `expiresAt`: seven days after the key's last use (the table's TTL removes unused keys).

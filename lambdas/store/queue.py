@@ -60,7 +60,9 @@ class Wait:
     key: str | None
     until: float
     reserved: bool = False
-    pause: str | None = None  # which receiver's pause holds the job (see `lambdas/lifecycle/limits.py`)
+    pause: str | None = (
+        None  # which receiver's pause holds the job (see `lambdas/lifecycle/attempt/limits.py`)
+    )
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ class Keyed:
 @dataclass(frozen=True)
 class JobMessage:
     """A main-queue message as the worker reads it. `job_type` and `owner` are None in a message sent
-    before messages carried them (the worker then reads the job)."""
+    before messages carried them (the worker then reads the job); that branch can go once every stack
+    has sent them for longer than MAIN_QUEUE_RETENTION_DAYS, when no older message is left."""
 
     job_id: str
     job_type: str | None = None

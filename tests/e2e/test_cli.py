@@ -187,7 +187,7 @@ def as_make_runs() -> Iterator[LocalRuntime]:
     """The runtime as `python -m local_runtime -c clientKeys=alpha,beta` starts it, with the test job types.
 
     Its worker keeps the stack's 60 s timeout: a bulk ops job stops a page early when less than 15 s of
-    its invocation is left (lambdas/lifecycle/ops.py RESERVE_MS), more than the shared runtime's 8 s."""
+    its invocation is left (lambdas/lifecycle/ops_jobs/job.py RESERVE_MS), more than the shared runtime's 8 s."""
     settings = parse_args(["--port", "0", "-c", "clientKeys=alpha,beta"])
     settings.quiet = True
     settings.state_file = None

@@ -137,7 +137,7 @@ def test_a_client_does_not_see_another_clients_schedule(
     console: Console, runtime: LocalRuntime, client: Client
 ) -> None:
     """The API decides (no rule in the page): seen failing (alpha's schedule listed for beta) with GET
-    /schedules (lambdas/lifecycle/schedules.py) listing every owner's page for any caller."""
+    /schedules (lambdas/lifecycle/requests/schedules.py) listing every owner's page for any caller."""
     theirs = _create(as_key(client, key_of(runtime, "client", "alpha")), "alpha's")
     page = console.page
     console.sign_in(key_of(runtime, "client", "beta"))

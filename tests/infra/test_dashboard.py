@@ -10,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 
 from lambdas import config
 from lambdas.handlers import worker
-from lambdas.lifecycle.worker import MessageResult, Outcome
+from lambdas.lifecycle.attempt.worker import MessageResult, Outcome
 from lambdas.observability import metrics
 from tests.infra.cfn import function, functions, logical_id, render, resources
 

@@ -10,7 +10,7 @@ from moto import mock_aws
 
 from lambdas import config
 from lambdas.jobs import registry
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets
+from lambdas.lifecycle.requests.webhook_secrets import WebhookSecrets
 from lambdas.store.jobs import JobStore
 from lambdas.store.limits import LimitStore
 from lambdas.store.schedules import ScheduleStore

@@ -1,5 +1,5 @@
 """Dead jobs alert by group: one alert per (type, owner) per window, the first at once; a fan-out is one
-alert whenever its children die (lambdas/lifecycle/dead_letter.py, lambdas/store/alert_groups.py)."""
+alert whenever its children die (lambdas/lifecycle/sweeps/dead_letter.py, lambdas/store/alert_groups.py)."""
 
 import uuid
 from typing import Any

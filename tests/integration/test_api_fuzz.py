@@ -303,7 +303,7 @@ def test_a_delivery_cursor_outside_its_deliverys_attempts_is_refused(
 ) -> None:
     """Seen to fail (200: moto started the Query outside its begins_with range) with `list_deliveries`'s
     `after.startswith(attempts_prefix(only))` check removed."""
-    from lambdas.lifecycle import paging
+    from lambdas.lifecycle.requests import paging
     from tests.integration.test_read_budget import fan_out
 
     fan_out(store, ALPHA, 2)

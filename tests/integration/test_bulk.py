@@ -1,4 +1,4 @@
-"""Bulk actions (lambdas/lifecycle/bulk.py): operator only, done by a worker job that saves its progress
+"""Bulk actions (lambdas/lifecycle/ops_jobs/bulk.py): operator only, done by a worker job that saves its progress
 after each page and resumes after a crash, never acting on a job twice."""
 
 from typing import Any
@@ -8,9 +8,11 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import ContinueLater, JobContext, JobType
-from lambdas.lifecycle import bulk, ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError
-from lambdas.lifecycle.ops import OpsPayload
+from lambdas.lifecycle.ops_jobs import bulk
+from lambdas.lifecycle.ops_jobs import job as ops
+from lambdas.lifecycle.ops_jobs.job import OpsPayload
+from lambdas.lifecycle.requests import retry_cancel
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, Capability, ContinueLater, JobContext, JobType, RetryableJobError
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle import bulk, fan_out, ops, retry_cancel
-from lambdas.lifecycle.ops import OpsPayload
-from lambdas.lifecycle.recovery import Sweeper
+from lambdas.lifecycle.ops_jobs import bulk, fan_out
+from lambdas.lifecycle.ops_jobs import job as ops
+from lambdas.lifecycle.ops_jobs.job import OpsPayload
+from lambdas.lifecycle.requests import retry_cancel
+from lambdas.lifecycle.sweeps.recovery import Sweeper
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus, NewJob
 from lambdas.store import codec

@@ -1,6 +1,6 @@
 """Fan-out children that end in one worker batch end together: one transaction for their outcomes.
 
-`BatchEndings` (lambdas/lifecycle/batch_endings.py) holds a child that ended until the batch's other
+`BatchEndings` (lambdas/lifecycle/attempt/batch_endings.py) holds a child that ended until the batch's other
 messages that may be its siblings have ended or turned out not to be; `ChildEndings.end_together`
 (lambdas/store/children.py) then writes them, the counters moved once. The threads here are the
 batch's; each waits on the others' moves, never on a timer, except where a wait's bound is the subject.
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lambdas.lifecycle.batch_endings import BatchEndings, Place
+from lambdas.lifecycle.attempt.batch_endings import BatchEndings, Place
 from lambdas.models.job import Job, JobStatus, NewJob
 from lambdas.store import children, clients, transactions
 from lambdas.store.children import ChildEnding

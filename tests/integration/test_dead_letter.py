@@ -12,7 +12,12 @@ from botocore.exceptions import ClientError
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import Capability, JobContext, JobType, PermanentJobError, RetryableJobError
-from lambdas.lifecycle.dead_letter import ALERT_LEASE_SECONDS, DeadLetter, DeadLetterConsumer, LetterVerdict
+from lambdas.lifecycle.sweeps.dead_letter import (
+    ALERT_LEASE_SECONDS,
+    DeadLetter,
+    DeadLetterConsumer,
+    LetterVerdict,
+)
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.models.timestamps import iso_time

@@ -18,7 +18,8 @@ from lambdas import config
 from lambdas.handlers import dead_letter, worker
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType, PermanentJobError
-from lambdas.lifecycle import bulk, ops
+from lambdas.lifecycle.ops_jobs import bulk
+from lambdas.lifecycle.ops_jobs import job as ops
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import JobStatus

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import AwaitChildren, JobContext, JobType
-from lambdas.lifecycle.reads import list_query
+from lambdas.lifecycle.requests.reads import list_query
 from lambdas.models.api import status_time
 from lambdas.models.caller import Caller
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome

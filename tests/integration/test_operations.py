@@ -1,4 +1,4 @@
-"""The caller's operations (lambdas/lifecycle/operations.py, retry_cancel.py): scoping, lists and paging,
+"""The caller's operations (lambdas/lifecycle/requests/operations.py, retry_cancel.py): scoping, lists and paging,
 retry and cancel with their races, history across a manual retry."""
 
 import threading
@@ -10,14 +10,14 @@ import pytest
 
 from lambdas import config
 from lambdas.jobs.types.webhook_delivery import DELIVERY_TYPE, delivery_id
-from lambdas.lifecycle import operations, retry_cancel
 from lambdas.lifecycle.errors import (
     InvalidCursorError,
     JobNotFoundError,
     NotCancellableError,
     NotRetryableError,
 )
-from lambdas.lifecycle.uploads import download_links
+from lambdas.lifecycle.requests import operations, retry_cancel
+from lambdas.lifecycle.requests.uploads import download_links
 from lambdas.models.api import JobView
 from lambdas.models.caller import Caller
 from lambdas.models.deliveries import DeliveryAttempt, DeliveryOutcome
@@ -372,7 +372,7 @@ def test_the_dead_letter_path_leaves_a_cancelled_job_cancelled(pipeline: Pipelin
 
 
 # A caller's retry racing another change: the 409 names what moved, and a moved child does not stop
-# the others. Found by `make mutate` (mutants of `lambdas/lifecycle/retry_cancel.py` no test failed on).
+# the others. Found by `make mutate` (mutants of `lambdas/lifecycle/requests/retry_cancel.py` no test failed on).
 #
 # Each test was first run against the one-line break its docstring names, seen to fail, then restored.
 

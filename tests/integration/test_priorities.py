@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lambdas.handlers import schedules as firing
-from lambdas.lifecycle import schedules
+from lambdas.lifecycle.requests import schedules
 from tests.support.pipeline import Pipeline
 
 pytestmark = pytest.mark.usefixtures("test_types")

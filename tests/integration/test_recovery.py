@@ -11,7 +11,7 @@ from lambdas import config
 from lambdas.handlers import worker
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobContext, JobType
-from lambdas.lifecycle.recovery import Sweeper
+from lambdas.lifecycle.sweeps.recovery import Sweeper
 from lambdas.models.job import JobStatus, NewJob
 from lambdas.store.errors import StaleAttemptError
 from lambdas.store.jobs import JobStore
@@ -91,7 +91,7 @@ def test_a_worker_that_died_mid_job_is_recovered(pipeline: Pipeline, clock: Cloc
 
 
 def test_overlapping_sweeps_send_each_job_once(pipeline: Pipeline, clock: Clock) -> None:
-    from lambdas.lifecycle.recovery import Sweeper
+    from lambdas.lifecycle.sweeps.recovery import Sweeper
     from lambdas.store.queue import JobQueue
 
     fail_sends()
@@ -137,7 +137,7 @@ def test_recovery_pages_through_everything_overdue(
 
 
 def test_a_sweep_out_of_time_stops_and_the_next_one_goes_on(pipeline: Pipeline, clock: Clock) -> None:
-    from lambdas.lifecycle.recovery import Sweeper
+    from lambdas.lifecycle.sweeps.recovery import Sweeper
     from lambdas.store.queue import JobQueue
 
     fail_sends()

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from lambdas.handlers import schedules as firing
-from lambdas.lifecycle import schedules
+from lambdas.lifecycle.requests import schedules
 from local_runtime.context import LambdaContext
 from tests.support.pipeline import Pipeline
 from tests.support.replicas import replicas_lag
@@ -502,7 +502,7 @@ def test_a_cursor_naming_another_clients_partition_is_refused(pipeline: Pipeline
     """A list cursor is base64 JSON whose query tag anyone can compute; one that starts a client's Query
     in another owner's partition is a ValidationException (a 500) in DynamoDB, where moto answers. Seen
     failing (200) with `list_schedules`'s owner check removed."""
-    from lambdas.lifecycle import paging
+    from lambdas.lifecycle.requests import paging
 
     create(pipeline, api_key_id="alice")
     forged = paging.encode(paging.query_tag("schedules", OWNER), ["alice", "0"])

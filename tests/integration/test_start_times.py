@@ -1,5 +1,5 @@
 """Jobs that start later: `runAt` and `delaySeconds` up to a year, the `scheduled` state, its hand-over to
-SQS, rescheduling and cancelling (lambdas/lifecycle/start_times.py)."""
+SQS, rescheduling and cancelling (lambdas/lifecycle/sweeps/start_times.py)."""
 
 from datetime import UTC, datetime
 from typing import Any

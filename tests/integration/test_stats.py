@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lambdas import config
-from lambdas.lifecycle import stats
+from lambdas.lifecycle.requests import stats
 from lambdas.models.job import JobStatus
 from lambdas.store.jobs import JobStore
 from tests.support.calls import record_params

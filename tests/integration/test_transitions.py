@@ -10,7 +10,7 @@ import pytest
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import Capability, ContinueLater, JobContext, JobType
-from lambdas.lifecycle import retry_cancel
+from lambdas.lifecycle.requests import retry_cancel
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 from tests.integration.test_operations import ALICE, _fan_out
@@ -151,7 +151,7 @@ def test_a_job_goes_dead_in_one_logged_transition_from_the_state_it_really_left(
 # caller's retry and cancel, and the recovery sweep's requeue. Each names the job, its type, the state it
 # really left, the state it entered, the attempt and, for a retry, why; `offload tail` and the demo read them.
 #
-# Found by `make mutate` (mutants of `lambdas/lifecycle/retry_cancel.py` and `recovery.py` that changed only
+# Found by `make mutate` (mutants of `lambdas/lifecycle/requests/retry_cancel.py` and `recovery.py` that changed only
 # these lines). Each test was first run against the one-line break its docstring names, seen to fail,
 # then restored.
 

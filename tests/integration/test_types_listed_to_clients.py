@@ -12,7 +12,7 @@ INTERNAL = ("bulk_action", "webhook_delivery")
 
 def test_the_openapi_document_offers_only_the_public_types() -> None:
     """Seen failing (`webhook_delivery` in the mapping) with `registry.public_types` not filtering on
-    `t.public`. (Since the ops type moved to lifecycle/ops.py, the api does not register `bulk_action`.)"""
+    `t.public`. (Since the ops type moved to lifecycle/ops_jobs/job.py, the api does not register `bulk_action`.)"""
     document = json.loads(api.openapi_document())
     body = document["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
 

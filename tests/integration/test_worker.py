@@ -649,7 +649,7 @@ def test_create_children_says_how_many_it_wrote_now_and_a_repeat_writes_none(pip
 def test_an_operators_bulk_retry_is_run_by_the_worker(
     pipeline: Pipeline, store: JobStore, clock: Clock
 ) -> None:
-    """The ops job type is the lifecycle's own (`lifecycle/ops.py`), run by the worker with its store.
+    """The ops job type is the lifecycle's own (`lifecycle/ops_jobs/job.py`), run by the worker with its store.
     Broken line: `bulk.ops_job_type`'s `run_ops_job(store, queue, context.job_id, context.attempt, ...)` without
     `context.attempt` (the bulk job raises, is retried, and goes dead having retried nothing); first
     seen against the same break in the former `WorkerCapabilities._bulk_action`."""

@@ -7,7 +7,7 @@ sets it, plus whatever a test changed), and act on the moto resources through th
 from collections.abc import Mapping
 
 from lambdas.jobs.base import JobContext, SubmissionContext
-from lambdas.lifecycle import capabilities
+from lambdas.lifecycle.attempt import capabilities
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.settings import ApiSettings, WorkerSettings
 from lambdas.store.factory import job_store

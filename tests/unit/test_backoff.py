@@ -6,7 +6,7 @@ import statistics
 import pytest
 
 from lambdas.config import MAX_RETRY_WINDOW_SECONDS
-from lambdas.lifecycle.backoff import retries, retry_delay
+from lambdas.lifecycle.attempt.backoff import retries, retry_delay
 from lambdas.models.retry import OUTAGE_RETRIES
 
 

@@ -76,7 +76,7 @@ def test_dead_letter_recovery_and_schedules_load_no_pydantic_with_their_module(
 
 
 def test_the_schedules_function_never_loads_the_apis_models() -> None:
-    """Seen to fail with `lifecycle.schedules` importing `SubmitJobRequest` at its top again."""
+    """Seen to fail with `lifecycle.requests.schedules` importing `SubmitJobRequest` at its top again."""
     loaded = modules_after_import("lambdas.handlers.schedules", "from lambdas.models import settings")
     assert "lambdas.models.api" not in loaded
     assert "lambdas.models.schedule_api" not in loaded

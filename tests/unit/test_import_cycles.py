@@ -8,6 +8,7 @@ imports inside functions), on `jobs/registry.py`'s look-up of the built-in types
 """
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,3 +112,66 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path: Path) ->
     assert cycles(import_graph(root, ("lambdas",))) == [
         ["lambdas.lifecycle.a", "lambdas.lifecycle.b", "lambdas.lifecycle.c"]
     ]
+
+
+REASON = re.compile(r"\b(loads?|loaded|loading|imported|cold start)\b")
+
+
+def _unexplained(node: ast.AST, lines: list[str], docs: tuple[str, ...], inside: bool) -> list[int]:
+    """The lines of the imports under `node` that give no reason (see `unexplained_imports_in_functions`)."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            doc = (ast.get_docstring(child) or "").lower()
+            found += _unexplained(child, lines, (*docs, doc), inside or not isinstance(child, ast.ClassDef))
+        elif isinstance(child, ast.Import | ast.ImportFrom) and inside:
+            commented = any("#" in line for line in lines[max(child.lineno - 2, 0) : child.end_lineno])
+            if not commented and not any(REASON.search(doc) for doc in docs):
+                found.append(child.lineno)
+        else:
+            found += _unexplained(child, lines, docs, inside)
+    return found
+
+
+def unexplained_imports_in_functions(root: Path = ROOT / "lambdas") -> list[str]:
+    """Imports inside a function under `root` that give no reason: none of a `#` comment on the import or
+    the line above it, nor a docstring of its function, class or module that speaks of loading or cold
+    start. Without a cycle to break (`test_no_import_cycle_in_product_code` counts these imports too), an
+    import belongs at the top unless keeping it out of a function's import is measured to pay."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text()
+        tree = ast.parse(source, str(path))
+        module_doc = (ast.get_docstring(tree) or "").lower()
+        lines = source.splitlines()
+        found += [
+            f"{path.relative_to(root.parent)}:{n}" for n in _unexplained(tree, lines, (module_doc,), False)
+        ]
+    return found
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """Seen to fail with the comment on `_timeouts`'s import of `webhook_http` (`jobs/types/webhook_delivery.py`)
+    removed."""
+    assert unexplained_imports_in_functions() == []
+
+
+def test_an_import_inside_a_function_without_a_reason_is_found(tmp_path: Path) -> None:
+    root = tmp_path / "lambdas"
+    root.mkdir()
+    (root / "a.py").write_text(
+        '"""A module."""\n'
+        "import json\n"
+        "def bare():\n"
+        "    import io\n"
+        "def commented():\n"
+        "    # PIL loads with the first thumbnail only\n"
+        "    from PIL import Image\n"
+        "class C:\n"
+        "    def explained(self):\n"
+        '        """The SDK loads on the first call."""\n'
+        "        import csv\n"
+        "    def silent(self):\n"
+        "        from lambdas import b\n"
+    )
+    assert unexplained_imports_in_functions(root) == ["lambdas/a.py:4", "lambdas/a.py:13"]

@@ -100,7 +100,7 @@ LIFECYCLE_SOURCES = sorted((LAMBDAS / "lifecycle").rglob("*.py"))
     "path", LIFECYCLE_SOURCES, ids=[str(p.relative_to(LAMBDAS)) for p in LIFECYCLE_SOURCES]
 )
 def test_no_lifecycle_module_imports_a_job_type(path: Path) -> None:
-    """Seen to fail on `lifecycle/reads.py` while it imported `webhook_delivery` for the children's ids."""
+    """Seen to fail on `lifecycle/requests/reads.py` while it imported `webhook_delivery` for the children's ids."""
     assert job_types_reached_by_a_lifecycle_module(path) == []
 
 
@@ -112,13 +112,13 @@ def test_the_rules_see_a_violation(tmp_path: Path) -> None:
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    import lambdas.lifecycle.worker\n"
+        "    import lambdas.lifecycle.attempt.worker\n"
         "def run():\n"
         "    from lambdas.store.jobs import JobStore\n"
         "    from ...store import clients\n"
     )
     assert violations(bad, root) == [
-        "lambdas.jobs.types._layer_probe (jobs) imports lambdas.lifecycle.worker (lifecycle)"
+        "lambdas.jobs.types._layer_probe (jobs) imports lambdas.lifecycle.attempt.worker (lifecycle)"
     ]
     assert store_reached_by_a_job_module(bad, root) == [
         "lambdas.store",
@@ -164,7 +164,7 @@ OUTSIDE_STORE = sorted(p for p in LAMBDAS.rglob("*.py") if (LAMBDAS / "store") n
 
 @pytest.mark.parametrize("path", OUTSIDE_STORE, ids=[str(p.relative_to(LAMBDAS)) for p in OUTSIDE_STORE])
 def test_no_module_outside_the_store_names_an_item_attribute(path: Path) -> None:
-    """Seen to fail on `lifecycle/reads.py` with its list keys written as `f"{schema.OWNER_SHARD}..."`."""
+    """Seen to fail on `lifecycle/requests/reads.py` with its list keys written as `f"{schema.OWNER_SHARD}..."`."""
     assert item_names_outside_the_store(path) == []
 
 
@@ -176,3 +176,41 @@ def test_the_item_rule_sees_an_attribute_name(tmp_path: Path) -> None:
         "key = {schema.JOBS_PK: 'j'}, schema.CREATED_INDEX, codec.status_key, codec.COUNTERS_SUFFIX\n"
     )
     assert item_names_outside_the_store(probe) == ["codec.COUNTERS_SUFFIX", "codec.RUN_AT", "schema.JOBS_PK"]
+
+
+SENDS = {"send_message", "send_message_batch"}
+SENDER = LAMBDAS / "store" / "queue.py"
+
+
+def messages_sent_outside_the_queue(root: Path = LAMBDAS) -> list[str]:
+    """Every call of SQS's SendMessage or SendMessageBatch under `lambdas/` but in `lambdas/store/queue.py`:
+    one module decides where a job's message goes (queue, delay, group) and sends it; every other asks
+    `JobQueue`, so a change to routing touches one file."""
+    sender = root / "store" / "queue.py"
+    return sorted(
+        f"{path.relative_to(root.parent)}:{node.lineno} {node.func.attr}"
+        for path in root.rglob("*.py")
+        if path != sender
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SENDS
+    )
+
+
+def test_only_the_job_queue_sends_a_message() -> None:
+    """Seen to fail with `lifecycle/attempt/capabilities.py` sending its children's messages with
+    `clients.client("sqs").send_message(...)` beside `queue.send_new`."""
+    assert SENDER.exists()
+    assert messages_sent_outside_the_queue() == []
+
+
+def test_the_sender_rule_sees_a_second_sender(tmp_path: Path) -> None:
+    root = tmp_path / "lambdas"
+    (root / "store").mkdir(parents=True)
+    (root / "store" / "queue.py").write_text("def send(sqs):\n    sqs.send_message(QueueUrl='q')\n")
+    (root / "lifecycle").mkdir()
+    (root / "lifecycle" / "elsewhere.py").write_text(
+        "from lambdas.store import clients\n"
+        "def later(ids):\n"
+        "    clients.client('sqs').send_message_batch(QueueUrl='q', Entries=ids)\n"
+    )
+    assert messages_sent_outside_the_queue(root) == ["lambdas/lifecycle/elsewhere.py:3 send_message_batch"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lambdas.lifecycle.limits import MISSING_FIELD, key_of
+from lambdas.lifecycle.attempt.limits import MISSING_FIELD, key_of
 from lambdas.models.job import Job, JobStatus
 from lambdas.models.limits import WHOLE_TYPE, Limit, LimitKey
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from aws_lambda_powertools.utilities.data_classes import SQSEvent
 
-from lambdas.lifecycle.dead_letter import DeadLetter
-from lambdas.lifecycle.worker import QueueMessage
+from lambdas.lifecycle.attempt.worker import QueueMessage
+from lambdas.lifecycle.sweeps.dead_letter import DeadLetter
 from lambdas.store.queue import (
     JobMessage,
     Keyed,

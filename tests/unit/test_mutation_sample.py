@@ -12,7 +12,9 @@ def strata_of(sizes: dict[str, int]) -> dict[str, list[str]]:
     return {path: [f"{path}.x_f__mutmut_{i}" for i in range(1, size + 1)] for path, size in sizes.items()}
 
 
-STRATA = strata_of({"lambdas.store.jobs": 629, "lambdas.store.queue": 102, "lambdas.lifecycle.backoff": 24})
+STRATA = strata_of(
+    {"lambdas.store.jobs": 629, "lambdas.store.queue": 102, "lambdas.lifecycle.attempt.backoff": 24}
+)
 
 
 def test_each_file_gets_its_share_of_the_sample() -> None:
@@ -61,7 +63,7 @@ def test_the_sample_estimates_the_population_rate_without_weights() -> None:
 
 def test_the_interval_holds_the_true_rate_in_about_95_percent_of_samples() -> None:
     rng = random.Random(1)
-    rates = {"lambdas.store.jobs": 0.95, "lambdas.store.queue": 0.5, "lambdas.lifecycle.backoff": 0.1}
+    rates = {"lambdas.store.jobs": 0.95, "lambdas.store.queue": 0.5, "lambdas.lifecycle.attempt.backoff": 0.1}
     killed = {name for path, members in STRATA.items() for name in members if rng.random() < rates[path]}
     true_rate = len(killed) / sum(len(members) for members in STRATA.values())
     intervals = [wilson(len(killed.intersection(choose(STRATA, 50, seed))), 50) for seed in range(300)]
@@ -88,10 +90,10 @@ def test_the_summary_gives_each_package_its_own_rate() -> None:
     judged = {
         "lambdas.store.jobs.x_a__mutmut_1": "killed",
         "lambdas.store.jobs.x_a__mutmut_2": "survived",
-        "lambdas.lifecycle.worker.xǁWǁrun__mutmut_1": "timeout",
-        "lambdas.lifecycle.worker.xǁWǁrun__mutmut_2": "no tests",
+        "lambdas.lifecycle.attempt.worker.xǁWǁrun__mutmut_1": "timeout",
+        "lambdas.lifecycle.attempt.worker.xǁWǁrun__mutmut_2": "no tests",
     }
-    assert package("lambdas.lifecycle.worker.xǁWǁrun__mutmut_1") == "lambdas.lifecycle"
+    assert package("lambdas.lifecycle.attempt.worker.xǁWǁrun__mutmut_1") == "lambdas.lifecycle"
     lines = summary(judged)
     assert lines[0] == "all: 2 of 4 killed, 50.0 % (95 % CI 15.0 to 85.0 %)"
     assert lines[1].startswith("lambdas.lifecycle: 1 of 2 killed, 50.0 %")

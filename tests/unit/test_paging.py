@@ -1,12 +1,12 @@
-"""Listing cursors (lambdas/lifecycle/paging.py): values a caller controls that must be refused, an
+"""Listing cursors (lambdas/lifecycle/requests/paging.py): values a caller controls that must be refused, an
 offset cursor outside its list, a listing cursor's position past its bound or its state not an object
 of shards. Found by `make mutate`; each test was first run against the one-line break its docstring
 names, seen to fail, then restored."""
 
 import pytest
 
-from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import InvalidCursorError
+from lambdas.lifecycle.requests import paging
 
 
 @pytest.mark.parametrize("state", [-1, 11, True, "3", 2.0, [1]])

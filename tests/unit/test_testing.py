@@ -17,7 +17,7 @@ from lambdas.jobs.types import register_builtin_types
 from lambdas.jobs.types.process_file import JOB_TYPE as PROCESS_FILE
 from lambdas.jobs.types.send_email import JOB_TYPE as SEND_EMAIL
 from lambdas.jobs.types.webhook_fanout import JOB_TYPE as WEBHOOK_FANOUT
-from lambdas.lifecycle.type_config import TypeSettingsError
+from lambdas.lifecycle.attempt.type_config import TypeSettingsError
 from lambdas.testing import JobTypeRunner
 from tests.support.doc_example import example_tests, install_example_type
 

@@ -14,6 +14,8 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel, ConfigDict
 
 from lambdas import config
+from lambdas.jobs import registry
+from lambdas.jobs.packages import register_job_types
 from lambdas.models.api import ErrorResponse
 
 _REF: Final = "#/components/schemas/"
@@ -142,9 +144,6 @@ def _without_powertools_422(document: dict[str, Any]) -> None:
 def _submit_by_type(document: dict[str, Any], job_packages: Sequence[str]) -> None:
     """POST /jobs's body as one schema per public job type, told apart by `type` (a discriminated
     `oneOf`), each with its type's payload model: what the handler checks, as a client can see it."""
-    from lambdas.jobs import registry
-    from lambdas.jobs.packages import register_job_types
-
     schemas = document["components"]["schemas"]
     generic = schemas.pop(_SUBMIT_REQUEST)
     register_job_types(job_packages)

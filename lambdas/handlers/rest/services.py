@@ -20,8 +20,8 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from lambdas.handlers.rest.identity import caller_of, iam_caller_of
 from lambdas.jobs.packages import register_job_types
-from lambdas.lifecycle.limits import Limits
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
+from lambdas.lifecycle.attempt.limits import Limits
+from lambdas.lifecycle.requests.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.caller import Caller
 from lambdas.store.factory import job_store

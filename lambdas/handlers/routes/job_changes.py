@@ -1,6 +1,10 @@
 """The routes that change jobs: POST /jobs/{jobId}/retry, /cancel and /reschedule (the caller's own job,
 or any for the operator), and the operator's bulk POST /jobs/retry and /jobs/cancel, which start an ops
-job that does the work in the worker."""
+job that does the work in the worker.
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 
@@ -55,8 +59,8 @@ def _accepted(event: RequestEvent, job_id: str, status: str) -> Response[SubmitJ
 def retry_job(
     job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred
-    from lambdas.lifecycle.operations import retry_job as retry
+    from lambdas.lifecycle.requests.operations import Deferred
+    from lambdas.lifecycle.requests.operations import retry_job as retry
 
     job = retry(found.store, found.queue, caller, job_id)
     if isinstance(job, Deferred):
@@ -85,8 +89,8 @@ def retry_job(
 def cancel_job(
     job_id: JobId, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[JobView | SubmitJobResponse]:
-    from lambdas.lifecycle.operations import Deferred, allowed_actions
-    from lambdas.lifecycle.operations import cancel_job as cancel
+    from lambdas.lifecycle.requests.operations import Deferred, allowed_actions
+    from lambdas.lifecycle.requests.operations import cancel_job as cancel
 
     job = cancel(found.store, caller, job_id, found.queue)
     if isinstance(job, Deferred):
@@ -118,8 +122,8 @@ def cancel_job(
 def reschedule_job(
     job_id: JobId, request: RescheduleRequest, caller: RequestCaller, found: ApiServices
 ) -> JobView:
-    from lambdas.lifecycle.operations import allowed_actions
-    from lambdas.lifecycle.start_times import reschedule_job as reschedule
+    from lambdas.lifecycle.requests.operations import allowed_actions
+    from lambdas.lifecycle.requests.reschedule import reschedule_job as reschedule
 
     horizon = found.settings.schedule_horizon_seconds
     moved = reschedule(found.store, found.queue, caller, job_id, request.run_at, horizon)
@@ -129,7 +133,7 @@ def reschedule_job(
 def _bulk(
     action: JobAction, request: BulkRequest, caller: RequestCaller, found: ApiServices, event: RequestEvent
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle.operations import start_bulk
+    from lambdas.lifecycle.requests.operations import start_bulk
 
     job = start_bulk(found.store, found.queue, caller, action, request)
     return _accepted(event, job.job_id, job.status.value)

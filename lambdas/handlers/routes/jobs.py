@@ -1,5 +1,9 @@
 """Submitting jobs and reading them back: POST /jobs, GET /jobs, GET /jobs/{jobId} and its children
-and deliveries. Every read is scoped to the caller (a client sees the jobs its key submitted)."""
+and deliveries. Every read is scoped to the caller (a client sees the jobs its key submitted).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 
@@ -12,7 +16,7 @@ from lambdas import config
 from lambdas.handlers.rest.links import job_url
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import ApiServices, RequestCaller, RequestEvent
-from lambdas.lifecycle.submit import submit
+from lambdas.lifecycle.requests.submit import submit
 from lambdas.models.api import ChildPage, DeliveryPage, JobPage, JobView, SubmitJobRequest, SubmitJobResponse
 from lambdas.models.job import JobStatus
 from lambdas.observability import metrics
@@ -86,7 +90,7 @@ def list_jobs(
     limit: Limit = 25,
     cursor: Cursor = None,
 ) -> JobPage:
-    from lambdas.lifecycle.operations import list_jobs as listed
+    from lambdas.lifecycle.requests.operations import list_jobs as listed
 
     return listed(
         found.store,
@@ -105,8 +109,8 @@ def list_jobs(
     responses=responses(200, "The job", JobView, 400, _NOT_FOUND),
 )
 def get_job(job_id: JobId, caller: RequestCaller, found: ApiServices) -> JobView:
-    from lambdas.lifecycle.operations import allowed_actions, find_job
-    from lambdas.lifecycle.uploads import download_links
+    from lambdas.lifecycle.requests.operations import allowed_actions, find_job
+    from lambdas.lifecycle.requests.uploads import download_links
 
     job = find_job(found.store, job_id, caller)
     return JobView.of(job, allowed_actions(job), download_links(job))
@@ -126,7 +130,7 @@ def list_children(
     limit: Limit = 25,
     cursor: Cursor = None,
 ) -> ChildPage:
-    from lambdas.lifecycle.operations import list_children as listed
+    from lambdas.lifecycle.requests.operations import list_children as listed
 
     return listed(found.store, caller, job_id, status=status, limit=limit, cursor=cursor)
 
@@ -143,6 +147,6 @@ def list_children(
 def list_deliveries(
     job_id: JobId, caller: RequestCaller, found: ApiServices, limit: Limit = 25, cursor: Cursor = None
 ) -> DeliveryPage:
-    from lambdas.lifecycle.operations import list_deliveries as listed
+    from lambdas.lifecycle.requests.operations import list_deliveries as listed
 
     return listed(found.store, found.deliveries, caller, job_id, limit=limit, cursor=cursor)

@@ -5,7 +5,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from lambdas.handlers.rest.openapi import responses
 from lambdas.handlers.rest.services import ApiLimits, RequestCaller
 from lambdas.handlers.routes.jobs import Cursor, Limit
-from lambdas.lifecycle.limits import limits_report
+from lambdas.lifecycle.attempt.limits import limits_report
 from lambdas.models.limits import LimitsView
 
 router = Router()

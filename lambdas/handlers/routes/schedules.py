@@ -1,6 +1,10 @@
 """Recurring schedules: POST/GET /schedules, GET/PATCH/DELETE /schedules/{scheduleId} and POST
 /schedules/{scheduleId}/run. Scoped to the caller's key: another key's schedule is 404. The operator's key
-names a client's schedules with `?client=` (every client's, in the list, without it)."""
+names a client's schedules with `?client=` (every client's, in the list, without it).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 
@@ -64,7 +68,7 @@ Cursor = Annotated[
 def create_schedule(
     request: CreateScheduleRequest, caller: RequestCaller, found: ApiServices
 ) -> Response[ScheduleView]:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     created = schedules.create_schedule(
         found.schedules,
@@ -93,7 +97,7 @@ def list_schedules(
     limit: Limit = 25,
     cursor: Cursor = None,
 ) -> SchedulePage:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     return schedules.list_schedules(found.schedules, found.store, caller, client, limit, cursor)
 
@@ -107,7 +111,7 @@ def list_schedules(
 def get_schedule(
     schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, schedule)
@@ -126,7 +130,7 @@ def update_schedule(
     found: ApiServices,
     client: Client = None,
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     changed = schedules.update_schedule(
         found.schedules, caller, schedule_id, request, client, found.settings.retry_policies
@@ -143,7 +147,7 @@ def update_schedule(
 def delete_schedule(
     schedule_id: ScheduleId, caller: RequestCaller, found: ApiServices, client: Client = None
 ) -> ScheduleView:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     deleted = schedules.delete_schedule(found.schedules, caller, schedule_id, client)
     return schedules.view(found.schedules, found.store, deleted, upcoming=False)
@@ -162,7 +166,7 @@ def run_schedule(
     event: RequestEvent,
     client: Client = None,
 ) -> Response[SubmitJobResponse]:
-    from lambdas.lifecycle import schedules
+    from lambdas.lifecycle.requests import schedules
 
     schedule = schedules.find_schedule(found.schedules, caller, schedule_id, client)
     fired = schedules.fire(

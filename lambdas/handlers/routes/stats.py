@@ -1,4 +1,8 @@
-"""GET /stats: the caller's pipeline at a glance (the console's overview)."""
+"""GET /stats: the caller's pipeline at a glance (the console's overview).
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
@@ -19,7 +23,7 @@ router = Router()
     responses=responses(200, "Statistics", StatsView),
 )
 def get_stats(caller: RequestCaller, found: ApiServices) -> StatsView:
-    from lambdas.lifecycle.stats import pipeline_stats
+    from lambdas.lifecycle.requests.stats import pipeline_stats
 
     return pipeline_stats(
         found.store,

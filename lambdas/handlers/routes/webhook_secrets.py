@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from lambdas.handlers.rest.openapi import REFUSED_CALLER, responses
 from lambdas.handlers.rest.services import ApiSecrets, RequestCaller
-from lambdas.lifecycle.webhook_secrets import client_of, require_operator
+from lambdas.lifecycle.requests.webhook_secrets import client_of, require_operator
 from lambdas.models.webhook_secrets import CLIENT_PATTERN, RotateSecretRequest, WebhookSecretView
 
 router = Router()

@@ -1,4 +1,8 @@
-"""The route that speaks to a running workflow: POST /jobs/{jobId}/events."""
+"""The route that speaks to a running workflow: POST /jobs/{jobId}/events.
+
+Each route imports its lifecycle module when it first runs, not at the api's cold start
+(`lambdas/handlers/api.py`).
+"""
 
 from typing import Annotated
 

@@ -267,7 +267,7 @@ def _timeouts(context: JobContext) -> tuple[float, float, float]:
     budget = (context.remaining_ms() - _RESERVED_MS) / 1000
     if budget < 1:
         raise RetryableJobError("not enough time left in this invocation to deliver")
-    from lambdas.jobs import webhook_http
+    from lambdas.jobs import webhook_http  # as in `run`: the API function loads this module, never delivers
 
     total = min(webhook_http.TOTAL_TIMEOUT_SECONDS, budget)
     connect = min(webhook_http.CONNECT_TIMEOUT_SECONDS, total / 2)

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from lambdas.lifecycle.errors import NotWaitingError
-from lambdas.lifecycle.reads import find_job
+from lambdas.lifecycle.requests.reads import find_job
 from lambdas.lifecycle.workflows.engine import CallbackGoneError, Engine
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus

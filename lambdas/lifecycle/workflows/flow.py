@@ -26,7 +26,7 @@ from aws_durable_execution_sdk_python.retries import RetryDecision
 from aws_durable_execution_sdk_python.types import WaitForCallbackContext
 
 from lambdas.jobs.base import JobContext, PermanentJobError, RetryableJobError, RetryLater
-from lambdas.lifecycle.backoff import retry_delay
+from lambdas.lifecycle.attempt.backoff import retry_delay
 from lambdas.lifecycle.workflows.journal import Journal, StepStatus, WorkflowGone
 
 # The SDK refuses a wait shorter than a second; a retry's delay is a wait too.

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import PermanentJobError
-from lambdas.lifecycle.backoff import retry_delay
-from lambdas.lifecycle.capabilities import WorkerCapabilities
+from lambdas.lifecycle.attempt.backoff import retry_delay
+from lambdas.lifecycle.attempt.capabilities import WorkerCapabilities
 from lambdas.lifecycle.workflows.execution import Begun, WorkflowGone
 from lambdas.lifecycle.workflows.journal import StepStatus
 from lambdas.lifecycle.workflows.start import execution_name

@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from lambdas import config
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets
+from lambdas.lifecycle.requests.webhook_secrets import WebhookSecrets
 from lambdas.models import settings
 from lambdas.store.webhook_secrets import WebhookSecretStore
 from tests.support.pipeline import Pipeline

@@ -20,7 +20,7 @@ DATA = b"alpha's ledger,42\n"
 
 
 def test_another_keys_upload_reads_as_missing_at_submission_and_when_running(stack):
-    """Seen failing when `UploadsBucket.head` (lifecycle/capabilities.py) dropped its `self._owner`
+    """Seen failing when `UploadsBucket.head` (lifecycle/attempt/capabilities.py) dropped its `self._owner`
     (submission accepted), and when `download`'s did (beta's run returned alpha's SHA-256)."""
     key = uploads.upload(stack.bucket, "ledger.csv", DATA, owner=ALPHA)
     payload = ProcessFilePayload(key=key)

@@ -12,7 +12,7 @@ import pytest
 from lambdas import config
 from lambdas.jobs.types import webhook_delivery
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle.limits import limit_of
+from lambdas.lifecycle.attempt.limits import limit_of
 from lambdas.models.limits import Limit
 from lambdas.models.settings import WorkerSettings
 from tests.support.webhook_receiver import Reply

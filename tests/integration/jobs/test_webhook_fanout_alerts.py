@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lambdas.jobs.types.webhook_delivery import delivery_id
-from lambdas.lifecycle.dead_letter import FANOUT_ALERT_CHILDREN
+from lambdas.lifecycle.sweeps.dead_letter import FANOUT_ALERT_CHILDREN
 from tests.support.pipeline import Pipeline
 from tests.support.webhook_receiver import Reply
 

@@ -10,8 +10,8 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from lambdas import config
-from lambdas.lifecycle.capabilities import SECRET_MAX_AGE_SECONDS
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets, new_secret
+from lambdas.lifecycle.attempt.capabilities import SECRET_MAX_AGE_SECONDS
+from lambdas.lifecycle.requests.webhook_secrets import WebhookSecrets, new_secret
 from lambdas.models import settings
 from lambdas.models.webhook_secrets import ClientSecrets
 from lambdas.store.webhook_secrets import WebhookSecretStore

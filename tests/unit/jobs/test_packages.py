@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobType, PermanentJobError, SecretNotDeclaredError
 from lambdas.jobs.packages import JobTypeClashError, register_job_types
-from lambdas.lifecycle.type_config import TypeConfig, TypeSettingsError
+from lambdas.lifecycle.attempt.type_config import TypeConfig, TypeSettingsError
 from lambdas.models.settings import JobTypesSettings
 from tests.support.user_package import SYNC_CRM, write_package
 

@@ -8,9 +8,9 @@ cancel live in `retry_cancel`, bulk ones in `bulk`.
 """
 
 from lambdas import config
-from lambdas.lifecycle import paging
+from lambdas.lifecycle.attempt.parents import children_of
 from lambdas.lifecycle.errors import InvalidCursorError, JobNotFoundError
-from lambdas.lifecycle.parents import children_of
+from lambdas.lifecycle.requests import paging
 from lambdas.models.api import ChildPage, ChildSummary, DeliveryPage, DeliveryView, JobPage, JobSummary
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambdas import config
-from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import (
     ForbiddenError,
     InvalidCursorError,
@@ -31,7 +30,8 @@ from lambdas.lifecycle.errors import (
     ScheduleLimitError,
     ScheduleNotFoundError,
 )
-from lambdas.lifecycle.start_times import send_if_pending
+from lambdas.lifecycle.requests import paging
+from lambdas.lifecycle.sweeps.start_times import send_if_pending
 from lambdas.models import schedule_expressions as expressions
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobStatus, NewJob
@@ -107,7 +107,7 @@ def next_fire_times(
 
 def _checked_job(job: "ScheduledJob", owner: str) -> dict[str, object]:
     """The job's payload as POST /jobs would store it for its owner (its type's checks included)."""
-    from lambdas.lifecycle.submit import validated_payload  # the one check POST /jobs makes
+    from lambdas.lifecycle.requests.submit import validated_payload  # the one check POST /jobs makes
     from lambdas.models.api import SubmitJobRequest
 
     request = SubmitJobRequest(type=job.type, payload=job.payload, max_attempts=job.max_attempts)
@@ -123,7 +123,9 @@ def _checked_job(job: "ScheduledJob", owner: str) -> dict[str, object]:
 
 def _attempts(job: "ScheduledJob", retry_policies: Mapping[str, Mapping[str, Any]] | None) -> int:
     """Its jobs' `maxAttempts` as POST /jobs resolves one: those asked for, else the type's policy's."""
-    from lambdas.lifecycle.submit import max_attempts
+    # The schedules function's tick loads this module and never creates a schedule; submit would add
+    # the job-type registry, the API's models and the limiter to its cold start (73 modules, ~90 ms here).
+    from lambdas.lifecycle.requests.submit import max_attempts
 
     asked = job.max_attempts if "max_attempts" in job.model_fields_set else None
     return max_attempts(job.type, asked, retry_policies or {})
@@ -186,7 +188,7 @@ def list_schedules(
 ) -> "SchedulePage":
     """A page of a client's schedules; the operator's without `client` is every client's, failing first
     within the page."""
-    from lambdas.models.schedule_api import SchedulePage
+    from lambdas.models.schedule_api import SchedulePage  # the API's: the firing function never loads them
 
     owner = None if caller.operator and client is None else owner_of(caller, client)
     tag = paging.query_tag("schedules", owner)
@@ -265,7 +267,10 @@ def view(
     schedules: ScheduleStore, store: JobStore, schedule: Schedule, upcoming: bool = True
 ) -> "ScheduleView":
     """The schedule with its next fire times (none while paused, or without `upcoming`) and last jobs."""
-    from lambdas.models.schedule_api import ScheduleFiring, ScheduleView
+    from lambdas.models.schedule_api import (  # as SchedulePage above: the API's only
+        ScheduleFiring,
+        ScheduleView,
+    )
 
     shown = upcoming and schedule.state is ScheduleState.ENABLED
     try:

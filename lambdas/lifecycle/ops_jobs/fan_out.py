@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lambdas import config
-from lambdas.lifecycle import ops
-from lambdas.lifecycle.ops import ActionCounts
-from lambdas.lifecycle.parents import child_ids
+from lambdas.lifecycle.attempt.parents import child_ids
+from lambdas.lifecycle.ops_jobs import job as ops
+from lambdas.lifecycle.ops_jobs.job import ActionCounts
 from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.codec import millis

@@ -14,23 +14,20 @@ A fan-out of more than `fan_out.INLINE_CHILDREN` children is retried or cancelle
 answer is `Deferred`, the ops job (`fan_out`).
 """
 
-from typing import TYPE_CHECKING
-
-from lambdas.lifecycle import fan_out
+from lambdas.lifecycle.attempt.parents import child_ids
 from lambdas.lifecycle.errors import NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import Deferred
-from lambdas.lifecycle.ops import ActionCounts
-from lambdas.lifecycle.parents import child_ids
-from lambdas.lifecycle.reads import find_job
+from lambdas.lifecycle.ops_jobs import fan_out
+from lambdas.lifecycle.ops_jobs.fan_out import Deferred
+from lambdas.lifecycle.ops_jobs.job import ActionCounts
+from lambdas.lifecycle.requests.reads import find_job
+from lambdas.lifecycle.workflows.engine import Engine, LambdaEngine
+from lambdas.lifecycle.workflows.events import cancel_workflow
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus
 from lambdas.observability import log_transition
 from lambdas.store.errors import JobMovedError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
-
-if TYPE_CHECKING:
-    from lambdas.lifecycle.workflows.engine import Engine
 
 __all__ = ["Deferred", "allowed_actions", "cancel_job", "retry_job"]
 
@@ -88,10 +85,6 @@ def cancel_job(
     a waiting fan-out: a large one by an ops job when there is a `queue` to send it on, else in this call."""
     job = find_job(store, job_id, caller)
     if job.execution is not None and job.status in (JobStatus.PROCESSING, JobStatus.WAITING):
-        from lambdas.lifecycle.workflows.events import (
-            cancel_workflow,  # the durable SDK loads with workflows only
-        )
-
         try:
             return cancel_workflow(store, engine or _lambda_engine(), job)
         except JobMovedError:
@@ -110,9 +103,7 @@ def cancel_job(
     return _cancel_one(store, job, parent)
 
 
-def _lambda_engine() -> "Engine":
-    from lambdas.lifecycle.workflows.engine import LambdaEngine
-
+def _lambda_engine() -> Engine:
     return LambdaEngine()
 
 

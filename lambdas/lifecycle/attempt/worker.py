@@ -4,16 +4,16 @@ Claim, run, then exactly one conditional write for the outcome:
 - done: `succeed` (or `waiting` when the job handed its work to child jobs);
 - retry: back to `pending` with the backoff as the message's new visibility timeout, and the message
   is reported as a batch item failure so SQS delivers it again when the backoff ends. The backoff and
-  the window of retries are the type's retry policy's (`lambdas/lifecycle/backoff.py`); a failure past
+  the window of retries are the type's retry policy's (`lambdas/lifecycle/attempt/backoff.py`); a failure past
   the window ends the job `dead`, saying so. Two retries leave this message instead (it is deleted):
   one waiting longer than SQS can delay a message (900 s) is `scheduled`, and the recovery sweep's
-  hand-over sends it a fresh message when it is due (lambdas/lifecycle/start_times.py); one after the
+  hand-over sends it a fresh message when it is due (lambdas/lifecycle/sweeps/start_times.py); one after the
   MAX_ATTEMPTS_LIMIT-th attempt waits in a fresh message. Either way no message of a job is received
   more than MAX_ATTEMPTS_LIMIT times for its attempts, so SQS never redrives a retrying job to the DLQ;
 - dead: `die`, then the message is forwarded to the dead-letter queue, whose consumer alerts; a type
   this function cannot run (unknown here, its module does not import, its settings missing) dies too,
   at once: no retry fixes the function's code or environment;
-- wait: the job is over its type's limit (`lambdas/lifecycle/limits.py`, decided before the claim, so
+- wait: the job is over its type's limit (`lambdas/lifecycle/attempt/limits.py`, decided before the claim, so
   the job stays `pending` and its attempts are never touched) or raised `RetryLater` (back to `pending`,
   the attempt given back in the same write): it says what it waits for (`waitingFor`) and waits in a
   fresh message delayed until then (at most 900 s a message: a longer wait is a chain of them), and
@@ -48,12 +48,13 @@ from lambdas.jobs.base import (
     RetryableJobError,
     RetryLater,
 )
-from lambdas.lifecycle import parents
-from lambdas.lifecycle.backoff import Retries, retries, span
-from lambdas.lifecycle.batch_endings import BatchEndings, Place
-from lambdas.lifecycle.capabilities import Recorded, WorkerCapabilities
-from lambdas.lifecycle.limits import RESERVED_EARLY_SECONDS, Limits
-from lambdas.lifecycle.ops import OPS_TYPE
+from lambdas.lifecycle.attempt import parents
+from lambdas.lifecycle.attempt.backoff import Retries, retries, span
+from lambdas.lifecycle.attempt.batch_endings import BatchEndings, Place
+from lambdas.lifecycle.attempt.capabilities import Recorded, WorkerCapabilities
+from lambdas.lifecycle.attempt.limits import RESERVED_EARLY_SECONDS, Limits
+from lambdas.lifecycle.ops_jobs.job import OPS_TYPE
+from lambdas.lifecycle.workflows.start import Starter, start_workflow
 from lambdas.models.job import Job, JobStatus, Priority
 from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
@@ -66,8 +67,6 @@ from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, parse_job
 
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
-    from lambdas.lifecycle.workflows.start import Starter
 
 
 @dataclass(frozen=True)
@@ -216,7 +215,7 @@ class Worker:
     def _ops(self) -> JobType[Any]:
         """The lifecycle's own type, run with its store and queue: never a plug-in, never in the registry.
         Imported by the first ops job: only they need the listing and the API models."""
-        from lambdas.lifecycle.bulk import ops_job_type
+        from lambdas.lifecycle.ops_jobs.bulk import ops_job_type
 
         return ops_job_type(self._store, self._queue)
 
@@ -273,10 +272,6 @@ class Worker:
         """The job runs in its durable execution from here on; this message is done."""
         if self._workflows is None:
             return self._dead(message, job, f"{job.job_type!r} is a workflow and this worker runs none")
-        from lambdas.lifecycle.workflows.start import (
-            start_workflow,  # the durable SDK loads with workflows only
-        )
-
         try:
             start_workflow(self._store.workflows(), self._workflows, job)
         except StaleAttemptError:

@@ -40,6 +40,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from lambdas.lifecycle.attempt.parents import child_ids
 from lambdas.models.job import AlertClaim, Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.alert_groups import SAMPLE_SIZE, AlertGroup, AlertGroups, GroupState
@@ -243,9 +244,6 @@ class DeadLetterConsumer:
         return verdict
 
     def _fanout_alert(self, parent: Job) -> dict[str, Any]:
-        # Loaded here: the job types' contract brings pydantic, which the function's import skips.
-        from lambdas.lifecycle.parents import child_ids
-
         counts = parent.children
         assert counts is not None
         ids = child_ids(parent)

@@ -17,12 +17,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas.jobs.base import JobContext, JobType
-from lambdas.lifecycle import ops, retry_cancel
 from lambdas.lifecycle.errors import ForbiddenError, JobNotFoundError, NotCancellableError, NotRetryableError
-from lambdas.lifecycle.fan_out import FanOutChildren
-from lambdas.lifecycle.ops import ActionCounts, OpsPayload
-from lambdas.lifecycle.paging import shard_positions
-from lambdas.lifecycle.reads import list_query
+from lambdas.lifecycle.ops_jobs import job as ops
+from lambdas.lifecycle.ops_jobs.fan_out import FanOutChildren
+from lambdas.lifecycle.ops_jobs.job import ActionCounts, OpsPayload
+from lambdas.lifecycle.requests import retry_cancel
+from lambdas.lifecycle.requests.paging import shard_positions
+from lambdas.lifecycle.requests.reads import list_query
 from lambdas.models.api import BulkRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, JobAction, JobStatus

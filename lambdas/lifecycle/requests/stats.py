@@ -11,7 +11,7 @@ pipeline is says how much others submit).
 from collections import Counter
 from typing import Final
 
-from lambdas.lifecycle.reads import list_query
+from lambdas.lifecycle.requests.reads import list_query
 from lambdas.models.caller import Caller
 from lambdas.models.job import JobStatus
 from lambdas.models.stats import DeadLetterQueueView, MinuteView, QueueView, StatsView, Tally

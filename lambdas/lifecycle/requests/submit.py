@@ -19,15 +19,15 @@ from pydantic import BaseModel, ValidationError
 from lambdas import config
 from lambdas.jobs import registry
 from lambdas.jobs.base import InvalidPayloadError, JobType
-from lambdas.lifecycle.backoff import policy_attempts
-from lambdas.lifecycle.capabilities import submission_context
+from lambdas.lifecycle.attempt.backoff import policy_attempts
+from lambdas.lifecycle.attempt.capabilities import submission_context
 from lambdas.lifecycle.errors import (
     IdempotencyConflictError,
     JobTooLargeError,
     TooManyAttemptsError,
     UnknownJobTypeError,
 )
-from lambdas.lifecycle.start_times import delay_until, send_if_pending
+from lambdas.lifecycle.sweeps.start_times import delay_until, send_if_pending
 from lambdas.models.api import SubmitJobRequest
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, NewJob, Priority

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 from lambdas.jobs import registry
 from lambdas.jobs.base import JobType
-from lambdas.lifecycle import paging
 from lambdas.lifecycle.errors import ForbiddenError, InvalidCursorError
+from lambdas.lifecycle.requests import paging
 from lambdas.models.caller import Caller
 from lambdas.models.job import Job, Priority
 from lambdas.models.limits import (

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from lambdas import config
-from lambdas.lifecycle import parents
-from lambdas.lifecycle.start_times import hand_over_due
+from lambdas.lifecycle.attempt import parents
+from lambdas.lifecycle.sweeps.start_times import hand_over_due
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import StaleAttemptError

@@ -22,9 +22,9 @@ from lambdas.jobs.base import (
     PermanentJobError,
     SubmissionContext,
 )
-from lambdas.lifecycle.limits import keyed
-from lambdas.lifecycle.type_config import TypeConfig
-from lambdas.lifecycle.webhook_secrets import WebhookSecrets, webhook_secrets
+from lambdas.lifecycle.attempt.limits import keyed
+from lambdas.lifecycle.attempt.type_config import TypeConfig
+from lambdas.lifecycle.requests.webhook_secrets import WebhookSecrets, webhook_secrets
 from lambdas.models import settings
 from lambdas.models.deliveries import DeliveryAttempt
 from lambdas.models.job import Job, NewJob
@@ -253,6 +253,7 @@ class _PowertoolsParameters:
 
     @staticmethod
     def cache_clear() -> None:
+        # Loaded here as where secrets are read (type_config, webhook_secrets): most functions read none.
         from aws_lambda_powertools.utilities import parameters
 
         parameters.clear_caches()

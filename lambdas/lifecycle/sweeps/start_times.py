@@ -2,15 +2,14 @@
 
 - A job asked to start within the horizon (SQS's longest message delay, 900 s) is `pending` and its
   message is sent with the delay left. One due later is `scheduled`: it has no message yet. So is a
-  failed job whose retry waits longer than that (lambdas/lifecycle/worker.py, `_retry`).
+  failed job whose retry waits longer than that (lambdas/lifecycle/attempt/worker.py, `_retry`).
 - `hand_over_due` (run by every recovery sweep, which comes far more often than the horizon) makes each
   `scheduled` job due within the horizon `pending` and sends its message with the delay left, so the
   job starts at its start time, not on the sweep's grid. If the send fails, the job is `pending` and due,
   and the lost-message sweep sends it.
-- `reschedule_job` moves the start time of a job that has not started, conditioned on the start time
-  seen: a hand-over or a claim that gets there first makes it fail (409), never a double effect. A
-  message sent for the old time that comes early cannot claim the job (the claim checks `runAt`); the
-  worker makes it visible again when the job is due.
+- A caller moves a start time with `lambdas/lifecycle/requests/reschedule.py`: a message sent for the
+  old time that comes early cannot claim the job (the claim checks `runAt`); the worker makes it
+  visible again when the job is due.
 """
 
 import math
@@ -18,17 +17,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lambdas import config
-from lambdas.lifecycle.errors import InvalidStartTimeError, NotReschedulableError
+from lambdas.lifecycle.errors import InvalidStartTimeError
 from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
-from lambdas.store.errors import JobMovedError
 from lambdas.store.jobs import JobStore
 from lambdas.store.queue import JobQueue
 
 if TYPE_CHECKING:  # the recovery function loads this module; pydantic and the api's models stay out
     from datetime import datetime
-
-    from lambdas.models.caller import Caller
 
 
 def delay_until(run_at: "datetime | None", delay_seconds: float, now: float) -> float:
@@ -74,33 +70,3 @@ def hand_over_due(
             logger.exception("SendMessage failed for a job due soon; the lost-message sweep sends it")
         handed += 1
     return handed
-
-
-def reschedule_job(
-    store: JobStore, queue: JobQueue, caller: "Caller", job_id: str, run_at: "datetime", horizon_seconds: int
-) -> Job:
-    from lambdas.lifecycle.reads import find_job
-
-    job = find_job(store, job_id, caller)
-    if not (job.status is JobStatus.SCHEDULED or (job.status is JobStatus.PENDING and job.run_at)):
-        raise NotReschedulableError(
-            f"job {job_id} is {job.status.value}; only a job that has not started "
-            "(scheduled, or pending with a start time) can be rescheduled"
-        )
-    now = store.now()
-    start = now + delay_until(run_at, 0, now)
-    try:
-        moved = store.move_start(job, start, horizon_seconds)
-    except JobMovedError:
-        current = store.get(job_id)
-        status = current.status.value if current else "gone"
-        raise NotReschedulableError(
-            f"job {job_id} changed while it was being rescheduled; it is {status} now"
-        ) from None
-    if moved.status is not job.status:
-        log_transition(job.job_id, job.job_type, job.status, moved.status, 0, "rescheduled")
-    try:
-        send_if_pending(queue, moved, store.now())
-    except Exception:
-        logger.exception("SendMessage failed after a reschedule; the lost-message sweep sends it")
-    return moved
