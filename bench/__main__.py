@@ -25,7 +25,7 @@ from contextlib import ExitStack, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from bench.load import LoadGenerator, LoadMonitor
-from bench.report import Figure, markdown, write_into
+from bench.report import Figure, heading, markdown, write_into
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 GROUPS = (
@@ -100,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     missed = []
-    measured: list[tuple[Figure, str]] = []
-    at_load = f" at a target load of {args.load:g}" if args.load else ""
+    measured: list[Figure] = []
     groups = args.only or GROUPS
     with ExitStack() as running:
         generator = running.enter_context(LoadGenerator(args.load)) if args.load else None
@@ -115,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             load = monitor.window(since).text()
             for figure in figures:
                 print(f"{figure.line()}  [{load}]", flush=True)
-                measured.append((figure, load))
+                measured.append(figure)
                 if figure.checked and not figure.met:
                     missed.append(figure.name)
     if "cold_start" in groups:
@@ -123,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(shipped_note())
     if args.write:
-        ran = f"Measured by `python -m bench`{at_load}, groups {', '.join(groups)}; missed: {', '.join(missed) or 'none'}."
-        write_into(PAGE, markdown(measured, ran))
+        write_into(PAGE, markdown(measured, heading(groups, missed, args.load)))
     if args.check and missed:
         print(f"missed: {', '.join(missed)}", file=sys.stderr)
         return 1

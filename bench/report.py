@@ -50,18 +50,26 @@ def ratio_figure(
     return Figure(name, value / base, limit, detail)
 
 
-def markdown(measured: Sequence[tuple[Figure, str]], header: str) -> str:
-    """The checked figures of one run as a table, each with the load its group ran at (the figures shown
-    beside them are printed only)."""
-    rows = [header, "", "| figure | measured | goal | | behind it | load |", "|---|---|---|---|---|---|"]
-    for figure, load in measured:
+def heading(groups: Sequence[str], missed: Sequence[str], load: float | None) -> str:
+    """The line above the table: the command that ran (the load a condition of it, stated once as
+    `BENCH_LOAD`), the groups and the goals missed. The load each group ran at is printed, not written:
+    it describes one machine on one morning, which is history for git, not a figure for the reader."""
+    command = f"make bench BENCH_LOAD={load:g}" if load else "make bench"
+    return f"Measured by `{command}`, groups {', '.join(groups)}; missed: {', '.join(missed) or 'none'}."
+
+
+def markdown(measured: Sequence[Figure], header: str) -> str:
+    """The checked figures of one run as a table of figures and goals (the figures shown beside them
+    are printed only)."""
+    rows = [header, "", "| figure | measured | goal | | behind it |", "|---|---|---|---|---|"]
+    for figure in measured:
         if not figure.checked:
             continue
         unit = figure.unit if figure.unit in ("x", "s") else f" {figure.unit.strip()}".rstrip()
         goal = f"{'>=' if figure.at_least else '<='} {figure.limit:g}{unit}"
         verdict = "ok" if figure.met else "**missed**"
         value = f"{figure.ratio:.2f}{unit}"
-        rows.append(f"| {figure.name} | {value} | {goal} | {verdict} | {figure.detail} | {load} |")
+        rows.append(f"| {figure.name} | {value} | {goal} | {verdict} | {figure.detail} |")
     return "\n".join(rows)
 
 
