@@ -59,9 +59,9 @@ def heading(groups: Sequence[str], missed: Sequence[str], load: float | None) ->
 
 
 def markdown(measured: Sequence[Figure], header: str) -> str:
-    """The checked figures of one run as a table of figures and goals (the figures shown beside them
-    are printed only)."""
-    rows = [header, "", "| figure | measured | goal | | behind it |", "|---|---|---|---|---|"]
+    """The checked figures of one run as a table of figures and goals. The medians behind each figure
+    and the figures shown beside them are printed only: the page keeps to what a reader compares."""
+    rows = [header, "", "| figure | measured | goal | |", "|---|---|---|---|"]
     for figure in measured:
         if not figure.checked:
             continue
@@ -69,7 +69,7 @@ def markdown(measured: Sequence[Figure], header: str) -> str:
         goal = f"{'>=' if figure.at_least else '<='} {figure.limit:g}{unit}"
         verdict = "ok" if figure.met else "**missed**"
         value = f"{figure.ratio:.2f}{unit}"
-        rows.append(f"| {figure.name} | {value} | {goal} | {verdict} | {figure.detail} |")
+        rows.append(f"| {figure.name} | {value} | {goal} | {verdict} |")
     return "\n".join(rows)
 
 
