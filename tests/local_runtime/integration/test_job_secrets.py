@@ -50,7 +50,7 @@ def test_the_secrets_file_is_the_projects_own_where_the_runtime_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Started in a user's project (a folder with its cdk.json), the runtime reads that project's
-    `.local/secrets.json`, as docs/job-types.md says; started in offload's checkout, offload's.
+    `.local/secrets.json`, as docs/local.md says; started in offload's checkout, offload's.
     Seen to fail with `project_root` answering REPO_ROOT always (the file offload's checkout holds)."""
     project = tmp_path / "my-jobs"
     project.mkdir()
