@@ -1,11 +1,13 @@
-"""`make bench` (python -m bench): every goal of issue 11 as a ratio with the raw medians behind it.
+"""`make bench` (python -m bench): every goal as a ratio with the raw medians behind it.
 
     python -m bench                 all figures
     python -m bench --check         the same, exit status 1 when a goal is missed
     python -m bench --only submit   one group (cold_start, first_call, calls, concurrency, submit, local,
-                                    start_times, limits, schedules, bursts)
+                                    start_times, limits, schedules, bursts,
+                                    tricks)
     python -m bench --load 4        the same at a load average of about 4: background workers add what
                                     the machine's own load lacks (bench/load.py)
+    python -m bench --write         the same, and the figures written into docs/performance.md
 
 Every figure's line ends with the 1-minute load average sampled while its group ran.
 
@@ -20,10 +22,12 @@ import time
 import warnings
 from collections.abc import Callable
 from contextlib import ExitStack, redirect_stderr, redirect_stdout
+from pathlib import Path
 
 from bench.load import LoadGenerator, LoadMonitor
-from bench.report import Figure
+from bench.report import Figure, markdown, write_into
 
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 GROUPS = (
     "cold_start",
     "first_call",
@@ -35,6 +39,7 @@ GROUPS = (
     "limits",
     "schedules",
     "bursts",
+    "tricks",
 )
 
 
@@ -91,9 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--load", type=float, metavar="N", help="top the 1-minute load average up to N while measuring"
     )
+    parser.add_argument("--write", action="store_true", help="write the figures into docs/performance.md")
     args = parser.parse_args(argv)
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     missed = []
+    measured: list[tuple[Figure, str]] = []
+    at_load = f" at a target load of {args.load:g}" if args.load else ""
     groups = args.only or GROUPS
     with ExitStack() as running:
         generator = running.enter_context(LoadGenerator(args.load)) if args.load else None
@@ -107,12 +115,16 @@ def main(argv: list[str] | None = None) -> int:
             load = monitor.window(since).text()
             for figure in figures:
                 print(f"{figure.line()}  [{load}]", flush=True)
+                measured.append((figure, load))
                 if figure.checked and not figure.met:
                     missed.append(figure.name)
     if "cold_start" in groups:
         from bench.cold_start import shipped_note
 
         print(shipped_note())
+    if args.write:
+        ran = f"Measured by `python -m bench`{at_load}, groups {', '.join(groups)}; missed: {', '.join(missed) or 'none'}."
+        write_into(PAGE, markdown(measured, ran))
     if args.check and missed:
         print(f"missed: {', '.join(missed)}", file=sys.stderr)
         return 1

@@ -3,6 +3,11 @@
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+# docs/performance.md's figures sit between these lines, written by `python -m bench --write`.
+BEGIN = "<!-- figures: written by `make bench BENCH_ARGS=--write`; edits between these lines are lost -->"
+END = "<!-- end of figures -->"
 
 
 @dataclass(frozen=True)
@@ -43,3 +48,28 @@ def ratio_figure(
     value, base = median(samples), median(floor_samples)
     detail = f"{label} {ms(value)} / {floor_label} {ms(base)}, medians of {len(samples)}"
     return Figure(name, value / base, limit, detail)
+
+
+def markdown(measured: Sequence[tuple[Figure, str]], header: str) -> str:
+    """The checked figures of one run as a table, each with the load its group ran at (the figures shown
+    beside them are printed only)."""
+    rows = [header, "", "| figure | measured | goal | | behind it | load |", "|---|---|---|---|---|---|"]
+    for figure, load in measured:
+        if not figure.checked:
+            continue
+        unit = figure.unit if figure.unit in ("x", "s") else f" {figure.unit.strip()}".rstrip()
+        goal = f"{'>=' if figure.at_least else '<='} {figure.limit:g}{unit}"
+        verdict = "ok" if figure.met else "**missed**"
+        value = f"{figure.ratio:.2f}{unit}"
+        rows.append(f"| {figure.name} | {value} | {goal} | {verdict} | {figure.detail} | {load} |")
+    return "\n".join(rows)
+
+
+def write_into(page: Path, text: str) -> None:
+    """Replace what stands between BEGIN and END in `page` with `text`."""
+    content = page.read_text()
+    if BEGIN not in content or END not in content:
+        raise ValueError(f"{page} has no figures block ({BEGIN!r} ... {END!r})")
+    before, rest = content.split(BEGIN, 1)
+    _, after = rest.split(END, 1)
+    page.write_text(f"{before}{BEGIN}\n{text}\n{END}{after}")

@@ -8,7 +8,7 @@ A user's package of job types (infra/job_types.py) is copied beside `lambdas/` u
 and its requirements are installed by the same pip call, for the same platform, as offload's own.
 
 Byte code: Lambda's code directory is read-only, so a bundle without `__pycache__` is compiled anew on
-every cold start (measured in docs/performance.md). Byte code is only valid for the Python
+every cold start (docs/decisions/bytecode-for-python314.md). Byte code is only valid for the Python
 version that wrote it, so the bundle is compiled by an interpreter of the runtime's version: the build
 interpreter or `python3.14` on PATH when at hand, else pyodide's CPython 3.14 (WebAssembly, pinned in
 package.json) under node, with `compile_pyc.js`; a .pyc depends on the minor version only, not on the

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -47,6 +47,7 @@ from infra.settings import (
     SMALL_MEMORY_MB,
     WORKER_MEMORY_MB,
     Settings,
+    SnapStart,
 )
 from infra.storage import Storage
 from infra.tables import JobTables
@@ -131,7 +132,10 @@ WORKFLOW: Final = FunctionSpec(
     config.WORKER_TIMEOUT_SECONDS,
     WORKER_MEMORY_MB,
 )
-WORKFLOW_ALIAS: Final = "live"
+# The alias what invokes a function calls when it runs a published version: a workflow function's
+# (durable executions need one) and a SnapStart function's (snapshots are taken of versions only).
+LIVE_ALIAS: Final = "live"
+WORKFLOW_ALIAS: Final = LIVE_ALIAS
 
 
 class ResourceOwner(Protocol):
@@ -149,6 +153,7 @@ class ServiceFunction(Construct):
         code: lambda_.Code,
         environment: Mapping[str, str],
         durable: lambda_.DurableConfig | None = None,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, spec.construct_id)
         # A role per function, and no managed policy: each one holds exactly its row of the access table.
@@ -183,6 +188,7 @@ class ServiceFunction(Construct):
             memory_size=spec.memory_mb,
             tracing=lambda_.Tracing.ACTIVE,
             durable_config=durable,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
             environment={
                 "POWERTOOLS_SERVICE_NAME": config.SERVICE_NAME,
                 "POWERTOOLS_METRICS_NAMESPACE": metrics_namespace(self),
@@ -190,6 +196,14 @@ class ServiceFunction(Construct):
                 **environment,
             },
         )
+        # What its trigger invokes: with SnapStart the published version's alias, else the function.
+        self.target: lambda_.IFunction = self.function
+        if snap_start:
+            self.target = lambda_.Alias(
+                self, "Alias", alias_name=LIVE_ALIAS, version=self.function.current_version
+            )
+            # CDK warns that SnapStart needs a published version: the alias above is on one.
+            Annotations.of(self.function).acknowledge_warning("@aws-cdk/aws-lambda:snapStartRequirePublish")
 
 
 class Functions(Construct):
@@ -228,7 +242,11 @@ class Functions(Construct):
                     **(group_environment(self, group, catalog, queues, secrets) if group else {}),
                 }
                 function = ServiceFunction(
-                    self, own, code=code, environment=environment_for(own.settings, environment)
+                    self,
+                    own,
+                    code=code,
+                    environment=environment_for(own.settings, environment),
+                    snap_start=_snap_start(spec, settings),
                 )
                 names = catalog.secrets_of(group.types) if group is not None else ()
                 access = _access(own, group, catalog, settings)
@@ -309,6 +327,13 @@ class Functions(Construct):
         grant(worker.role, worker_access_, {Resource.WORKFLOW_ALIAS: alias.function_arn})
         worker.function.add_environment(config.ENV_WORKFLOW_FUNCTION, alias.function_arn)
         return function
+
+
+def _snap_start(spec: FunctionSpec, settings: Settings) -> bool:
+    """Whether the context's `snapStart` names this function (a worker: every group's)."""
+    if spec is API:
+        return SnapStart.API in settings.snap_start
+    return spec is WORKER and SnapStart.WORKER in settings.snap_start
 
 
 def _access(

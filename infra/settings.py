@@ -53,6 +53,9 @@ Context keys (set in cdk.json, or per command: `cdk synth -c workerBatchSize=5`)
   are that client: the name owns the jobs they submit.
 - ``iamOperators`` (``auth=iam``): the IAM role ARNs of operators (a list, or comma-separated); they
   see every job, as the operator key does.
+- ``snapStart``: the functions that start from a Lambda SnapStart snapshot, ``api`` or ``api,worker``
+  (default none): each gets a published version and the alias ``live``, which the API integration or
+  the queues' event source mappings invoke (docs/deploy.md, "SnapStart").
 
 Values given on the command line arrive as strings, so every key accepts its string form too. The
 bounds shared with the functions' run-time settings come from `lambdas.config`, so a value synth
@@ -63,6 +66,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
 
 from constructs import Node
@@ -85,6 +89,13 @@ RESULTS_EXPIRE_DAYS: Final = 30
 INCOMPLETE_UPLOAD_DAYS: Final = 1
 ACCESS_LOGS_EXPIRE_DAYS: Final = 90
 PLACEHOLDER_SENDER: Final = "no-reply@example.com"
+
+
+class SnapStart(StrEnum):
+    """The functions that may start from a SnapStart snapshot: the ones a caller or a burst waits on."""
+
+    API = "api"
+    WORKER = "worker"
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,7 @@ class Settings:
     auth: config.AuthMode = config.AuthMode.API_KEY
     iam_clients: tuple[tuple[str, str], ...] = ()  # (client name, role ARN)
     iam_operators: tuple[str, ...] = ()  # role ARNs
+    snap_start: frozenset[SnapStart] = frozenset()
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -312,6 +324,16 @@ def _auth(raw: Any) -> config.AuthMode:
         raise ValueError(f"expected one of {', '.join(mode.value for mode in config.AuthMode)}") from None
 
 
+def _snap_start(raw: Any) -> frozenset[SnapStart]:
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    try:
+        return frozenset(SnapStart(str(item).strip()) for item in items if str(item).strip())
+    except ValueError:
+        raise ValueError(
+            f"expected a list of {', '.join(function.value for function in SnapStart)}"
+        ) from None
+
+
 def _roles(raw: Any) -> tuple[tuple[str, str], ...]:
     """{"alpha": "arn:..."} from cdk.json, or "alpha=arn:...,beta=arn:..." from the command line."""
     if isinstance(raw, dict):
@@ -439,6 +461,7 @@ _CONTEXT_KEYS: Final[dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "auth": ("auth", _auth),
     "iamClients": ("iam_clients", _roles),
     "iamOperators": ("iam_operators", _names),
+    "snapStart": ("snap_start", _snap_start),
 }
 CONTEXT_KEYS: Final = tuple(_CONTEXT_KEYS)
 

@@ -62,12 +62,12 @@ class OffloadStack(Stack):
             "Triggers",
             settings=settings,
             queues=queues,
-            workers={suffix: worker.function for suffix, worker in functions.workers.items()},
+            workers={suffix: worker.target for suffix, worker in functions.workers.items()},
             dead_letter=functions.dead_letter.function,
             recovery=functions.recovery.function,
         )
         tick = ScheduleTick(self, "Schedules", function=functions.schedules.function)
-        api = JobsApi(self, "Api", handler=functions.api.function, settings=settings, keys=keys)
+        api = JobsApi(self, "Api", handler=functions.api.target, settings=settings, keys=keys)
         alarms = Alarms(
             self,
             "Alarms",

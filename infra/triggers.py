@@ -21,7 +21,7 @@ class Triggers(Construct):
         *,
         settings: Settings,
         queues: JobQueues,
-        workers: Mapping[str, lambda_.Function],
+        workers: Mapping[str, lambda_.IFunction],  # a SnapStart worker's alias
         dead_letter: lambda_.Function,
         recovery: lambda_.Function,
     ) -> None:

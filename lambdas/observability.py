@@ -2,7 +2,8 @@
 
 The tracer is built on the first invocation that X-Ray samples, not at import: Powertools' `Tracer`
 imports the X-Ray SDK and patches botocore, a cost every cold start paid even where no trace is
-recorded (tracing disabled, outside Lambda, or a request the sampling rules passed over).
+recorded (tracing disabled, outside Lambda, or a request the sampling rules passed over). What that
+gains, and when to remove it: docs/decisions/lazy-tracer.md.
 """
 
 import os

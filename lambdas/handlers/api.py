@@ -4,13 +4,9 @@ webhook_secrets, schedules, limits) and POST /uploads.
 Routes only. How a body is read is `rest.body`, how errors become statuses is `rest.errors`, who is
 calling and what a route works with is `rest.services` (each route declares them, Powertools'
 `Depends` hands them over), and what a route does is the lifecycle's. POST /jobs's path (the store,
-boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded. The
-route groups (`_GROUPS`) are included in the resolver when a request first needs one: a request loads
-the group its path belongs to and every group before it, so the resolver always holds a prefix of the
-groups in one order (the order in which routes are matched and the OpenAPI document lists them), and a
-path no group answers loads them all before the resolver says 404. An api instance that only ever
-takes submissions never loads the other routes' modules; those import what only they use when they
-first run, and build their models' validators then.
+boto3, submit, the job-type registry) loads with this module, so its first call finds it loaded; so
+do the other route groups (`_GROUPS`), in the order in which routes are matched and the OpenAPI
+document lists them. Those import what only they use when they first run.
 
 Run as a module to print the OpenAPI document: `python -m lambdas.handlers.api > docs/openapi.json`.
 """
@@ -20,7 +16,6 @@ from lambdas.handlers import startup  # isort: split
 
 import functools
 import importlib
-from threading import Lock
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -42,40 +37,18 @@ app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=read
 install_error_map(app)
 own = Router()  # this module's routes, the last group
 
-# The route groups in the order the resolver includes them, each a module with a `router`, and the
-# first segment of the paths it answers.
-_GROUPS: tuple[tuple[str, str], ...] = (
-    ("lambdas.handlers.routes.jobs", "jobs"),
-    ("lambdas.handlers.routes.job_changes", "jobs"),  # only paths below /jobs: a submission loads none
-    ("lambdas.handlers.routes.workflows", "jobs"),  # POST /jobs/{jobId}/events
-    ("lambdas.handlers.routes.stats", "stats"),
-    ("lambdas.handlers.routes.webhook_secrets", "webhook-secret"),
-    ("lambdas.handlers.routes.schedules", "schedules"),
-    ("lambdas.handlers.routes.limits", "limits"),
-    ("lambdas.handlers.console.routes", "console"),
-    (__name__, ""),  # POST /uploads, GET /openapi.json, and any path no other group answers
+# The route groups in the order the resolver matches them, each a module with a `router`; this
+# module's own routes (POST /uploads, GET /openapi.json) come last.
+_GROUPS: tuple[str, ...] = (
+    "lambdas.handlers.routes.jobs",
+    "lambdas.handlers.routes.job_changes",
+    "lambdas.handlers.routes.workflows",
+    "lambdas.handlers.routes.stats",
+    "lambdas.handlers.routes.webhook_secrets",
+    "lambdas.handlers.routes.schedules",
+    "lambdas.handlers.routes.limits",
+    "lambdas.handlers.console.routes",
 )
-_included: list[str] = []
-_including = Lock()
-
-
-def group_of(path: str) -> int:
-    """The index in `_GROUPS` of the last group a route of `path` can be in: the first group of its
-    first segment for a one-segment path, the last for a longer one, the last of all for another."""
-    segments = path.strip("/").split("/")
-    of_segment = [index for index, (_, first) in enumerate(_GROUPS) if first and first == segments[0]]
-    if not of_segment:
-        return len(_GROUPS) - 1
-    return of_segment[0] if len(segments) == 1 else of_segment[-1]
-
-
-def include_routes(through: int = len(_GROUPS) - 1) -> None:
-    """Include the route groups up to `through` (all by default) that are not included yet, in order."""
-    with _including:
-        for module, _ in _GROUPS[len(_included) : through + 1]:
-            routes = own if module == __name__ else importlib.import_module(module).router
-            app.include_router(routes)
-            _included.append(module)
 
 
 @own.post(
@@ -110,7 +83,6 @@ def get_openapi() -> Response[str]:
 
 @functools.cache
 def _served_document() -> str:
-    include_routes()
     return describe_api(app, settings.api().job_packages)
 
 
@@ -126,17 +98,16 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 @tracer.capture_lambda_handler_without_response
 @metrics.log_metrics
 def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = as_json_request(event)
-    include_routes(group_of(str(request.get("path") or "/")))
-    return with_security_headers(app.resolve(request, context))
+    return with_security_headers(app.resolve(as_json_request(event), context))
 
 
 def openapi_document() -> str:
-    include_routes()
     return describe_api(app)
 
 
-include_routes(group_of("/jobs"))  # POST /jobs's group loads with the module (see the docstring)
+for _group in _GROUPS:
+    app.include_router(importlib.import_module(_group).router)
+app.include_router(own)
 startup.loaded()
 
 if __name__ == "__main__":

@@ -26,9 +26,8 @@ class AlertPendingError(Exception):
 
 @cache
 def _consumer() -> DeadLetterConsumer:
-    # The settings load with the first batch rather than the module: no one waits on a first alert
-    # (docs/performance.md, "Cold start and first call"). They need no pydantic; a fan-out's alert
-    # does.
+    # The settings load with the first batch rather than the module: no one waits on a first alert.
+    # They need no pydantic; a fan-out's alert does.
     from lambdas.models import settings
 
     dead_letter = settings.dead_letter()

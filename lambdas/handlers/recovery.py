@@ -22,7 +22,7 @@ _SAFETY_MARGIN_MS = 10_000
 @cache
 def _sweeper() -> Sweeper:
     # The settings load with the first sweep rather than the module, as in the dead_letter
-    # function: nothing waits on a scheduled sweep (docs/performance.md, "Cold start and first call").
+    # function: nothing waits on a scheduled sweep.
     from lambdas.models import settings
 
     recovery = settings.recovery()

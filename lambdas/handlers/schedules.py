@@ -34,8 +34,7 @@ class _Parts(NamedTuple):
 
 @cache
 def _parts() -> _Parts:
-    # The settings load with the first tick rather than the module, as in the recovery function
-    # (docs/performance.md, "Cold start and first call").
+    # The settings load with the first tick rather than the module, as in the recovery function.
     from lambdas.models import settings
 
     settings.forget_on_reset(_parts)

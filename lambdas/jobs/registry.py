@@ -2,7 +2,7 @@
 
 A type is registered either as a `JobType` (`register`) or by the name of the module that defines it as
 `JOB_TYPE` (`register_module`); the module is imported on the first `get` of that name. A cold start so
-loads the one type its first request names, not all of them (docs/performance.md, "Cold start and first call").
+loads the one type its first request names, not all of them.
 """
 
 import importlib

@@ -105,6 +105,7 @@ def test_json_values_are_taken_as_they_are() -> None:
         ("apiQuotaPerDay", 1.5, "apiQuotaPerDay"),
         ("statusShards", 0, "statusShards must be"),
         ("statusShards", config.MAX_STATUS_SHARDS + 1, "statusShards must be"),
+        ("snapStart", "api,everything", "snapStart"),
     ],
 )
 def test_invalid_context_fails_synth_with_the_key_named(key: str, value: Any, complaint: str | None) -> None:

@@ -65,35 +65,6 @@ def test_no_handler_imports_the_xray_sdk_while_tracing_is_off(handler: str) -> N
     assert not any(name.startswith("aws_xray_sdk") for name in modules_after_import(handler))
 
 
-def test_the_api_loads_the_submit_path_with_its_module_and_the_rarer_routes_on_their_first_call() -> None:
-    loaded = modules_after_import("lambdas.handlers.api")
-    # POST /jobs's first call finds the store, boto3, the submit path and the registry loaded...
-    assert {"boto3", "lambdas.store.factory", "lambdas.store.queue", "lambdas.lifecycle.submit"} <= loaded
-    assert "lambdas.jobs.registry" in loaded
-    # ...but no job type (the one a request names loads on its lookup), and nothing only other routes
-    # use: the caller's operations, statistics, uploads, the OpenAPI document's models.
-    assert not any(name.startswith("lambdas.jobs.types.") for name in loaded)
-    for rarer in ("lambdas.lifecycle.operations", "lambdas.lifecycle.stats", "lambdas.lifecycle.uploads"):
-        assert rarer not in loaded
-    assert "lambdas.store.gauges" not in loaded
-    assert "aws_lambda_powertools.event_handler.openapi.models" not in loaded
-
-
-def test_the_api_builds_no_validator_of_the_other_routes_models_at_import() -> None:
-    built = probe(
-        "lambdas.handlers.api",
-        "from lambdas.models import api, stats\n"
-        "models = [m for m in [*vars(api).values(), *vars(stats).values()] if isinstance(m, type)]",
-        "[m.__name__ for m in models if getattr(m, '__pydantic_complete__', False)]",
-    )
-    assert built == set()
-
-
-def test_the_worker_loads_powertools_data_classes_with_its_first_batch_not_its_module() -> None:
-    loaded = modules_after_import("lambdas.handlers.worker")
-    assert not any(name.startswith("aws_lambda_powertools.utilities.data_classes.") for name in loaded)
-
-
 @pytest.mark.parametrize(
     "handler", ["lambdas.handlers.dead_letter", "lambdas.handlers.recovery", "lambdas.handlers.schedules"]
 )
@@ -128,7 +99,8 @@ def test_a_schedules_tick_loads_no_job_type() -> None:
     assert "pydantic" not in loaded
 
 
-@pytest.mark.parametrize("handler", [*HANDLERS, "lambdas.handlers.schedules"])
+# Not the api: Powertools' event_handler package loads whole, asyncio with it, as in any resolver's user.
+@pytest.mark.parametrize("handler", [*HANDLERS[1:], "lambdas.handlers.schedules"])
 def test_no_function_loads_asyncio_or_powertools_batch_utility(handler: str) -> None:
     """The queue consumers report their partial batch failures themselves: Powertools' batch utility
     loads asyncio and the Kafka, Kinesis and DynamoDB stream classes. Seen to fail for dead_letter with
@@ -197,66 +169,3 @@ def test_a_function_reads_its_settings_without_pydantic(handler: str, loader: st
         f"from lambdas.models import settings; settings.{loader}()",
     )
     assert "pydantic" not in loaded
-
-
-def test_the_api_loads_one_powertools_resolver_and_no_other_event_sources_classes() -> None:
-    """Seen to fail with `startup`'s deferral of the two packages removed (the AppSync resolver,
-    asyncio and every event class load with the resolver's package)."""
-    loaded = modules_after_import("lambdas.handlers.api")
-    assert "aws_lambda_powertools.event_handler.api_gateway" in loaded
-    for unused in (
-        "asyncio",
-        "aws_lambda_powertools.event_handler.appsync",
-        "aws_lambda_powertools.event_handler.bedrock_agent",
-        "aws_lambda_powertools.utilities.data_classes.s3_batch_operation_event",
-        "aws_lambda_powertools.utilities.data_classes.kafka_event",
-    ):
-        assert unused not in loaded
-
-
-def test_a_deferred_package_still_offers_every_name_it_defines_the_same_objects() -> None:
-    """Seen to fail with `reexports` returning nothing (`S3Event`, imported from the package by
-    `sqs_event` while that module loads, ran the `__init__` into a circular import)."""
-    same = probe(
-        "lambdas.handlers.startup",
-        "from aws_lambda_powertools.utilities.data_classes import SQSEvent\n"
-        "from aws_lambda_powertools.event_handler import APIGatewayRestResolver, content_types\n"
-        "import aws_lambda_powertools.utilities.data_classes as classes, aws_lambda_powertools.event_handler as handlers\n"
-        "from aws_lambda_powertools.utilities.data_classes import sqs_event\n"
-        "early = [SQSEvent is sqs_event.SQSEvent, 'S3Event' in vars(classes), hasattr(content_types, 'APPLICATION_JSON')]\n"
-        "from aws_lambda_powertools.event_handler import AppSyncResolver  # from its submodule alone\n"
-        "from aws_lambda_powertools.event_handler.appsync import AppSyncResolver as defined\n"
-        "names = [n for p in (classes, handlers) for n in p.__all__ if getattr(p, n) is None]  # runs the __init__",
-        "[f'early {early}', f'after {AppSyncResolver is defined}', f'missing {names}']",
-    )
-    assert same == {"early [True, False, True]", "after True", "missing []"}
-
-
-def test_the_api_loads_the_routes_of_the_submissions_group_only() -> None:
-    """Seen to fail with every group included at import (`include_routes()` for `group_of("/jobs")`)."""
-    loaded = modules_after_import("lambdas.handlers.api")
-    assert "lambdas.handlers.routes.jobs" in loaded
-    for later in ("job_changes", "stats", "webhook_secrets", "schedules", "limits"):
-        assert f"lambdas.handlers.routes.{later}" not in loaded
-    assert "lambdas.handlers.console.routes" not in loaded
-
-
-def test_a_path_loads_the_group_of_every_route_it_can_match() -> None:
-    """Every route's own path, and a longer one under it, asks for its group or a later one, so no
-    request reaches the resolver before the route that answers it is included. Seen to fail with the
-    job_changes group's segment set to `job`, and with a one-segment path taking the last group of its
-    segment (POST /jobs then loads the job changes)."""
-    import importlib
-    import re
-
-    from lambdas.handlers import api
-
-    api.include_routes()
-    for index, (module, _) in enumerate(api._GROUPS):
-        routes = api.own if module == api.__name__ else importlib.import_module(module).router
-        for rule, *_ in routes._routes:
-            path = re.sub(r"<\w+>", "x", rule)
-            assert api.group_of(path) >= index, (rule, module)
-            assert api.group_of(f"{path}/") >= index, (rule, module)
-    assert api.group_of("/jobs") == 0
-    assert api.group_of("/nothing/here") == len(api._GROUPS) - 1

@@ -54,7 +54,6 @@ def test_no_route_module_builds_a_service_or_reads_the_caller_itself() -> None:
 def test_every_route_that_acts_for_a_caller_is_handed_it() -> None:
     """Each route the api serves for a caller declares the injected `RequestCaller`. Seen to fail with
     `get_limits` taking no `caller` parameter and reading it with `services.caller(router)` again."""
-    api.include_routes()  # every group, as the first request of each path would
     routes = api.app._static_routes + api.app._dynamic_routes
     without = []
     for route in routes:
