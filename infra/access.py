@@ -121,12 +121,14 @@ ACCESS: Final[Mapping[str, Access]] = {
         **_EVERY_FUNCTION,
     },
     # query byStatus (keys only) for overdue jobs and read them back (BatchGetItem), requeue/settle them
-    # (UpdateItem; GetItem reads a parent), re-send.
+    # (UpdateItem; GetItem reads a parent), re-send; a workflow past its deadline ends dead and its letter
+    # goes to its group's DLQ (SendMessage), for its alert.
     "recovery": {
         Resource.JOBS_TABLE: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"),
         Resource.STATUS_INDEX: ("dynamodb:Query",),
         Resource.MAIN_QUEUE: ("sqs:SendMessage",),
         Resource.OTHER_JOB_QUEUES: ("sqs:SendMessage",),
+        Resource.EVERY_DEAD_LETTER_QUEUE: ("sqs:SendMessage",),
         **_EVERY_FUNCTION,
     },
     # a tick reads every schedule's timing (Scan), a due schedule with its fired item (Query) and the

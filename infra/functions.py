@@ -401,6 +401,7 @@ def job_types_environment(scope: Construct, catalog: JobTypeCatalog, queues: Job
     offered = {
         config.ENV_JOB_QUEUE_URLS: stack.to_json_string(queues.routes()),
         config.ENV_HIGH_QUEUE_URLS: stack.to_json_string(queues.high_routes()),
+        config.ENV_DEAD_LETTER_QUEUE_URLS: stack.to_json_string(queues.dead_letter_routes()),
     }
     if catalog.packages:
         offered[config.ENV_JOB_PACKAGES] = ",".join(catalog.package_names)

@@ -87,6 +87,10 @@ class JobQueues(Construct):
         """Each job queue's URL -> its high queue's URL (HIGH_QUEUE_URLS)."""
         return {pair.queue.queue_url: pair.high.queue_url for pair in self.pairs.values()}
 
+    def dead_letter_routes(self) -> dict[str, str]:
+        """Each job queue's URL -> its dead-letter queue's URL (DEAD_LETTER_QUEUE_URLS)."""
+        return {pair.queue.queue_url: pair.dead_letter.queue_url for pair in self.pairs.values()}
+
     def of(self, suffix: str = "") -> "GroupQueues":
         """The queues as the function of group `suffix` sees them ("" for every non-worker function)."""
         return GroupQueues(self, suffix)

@@ -64,6 +64,9 @@ ENV_MAX_FIRINGS_PER_CLIENT_DAY: Final = "MAX_FIRINGS_PER_CLIENT_DAY"
 ENV_JOB_PACKAGES: Final = "JOB_PACKAGES"
 ENV_JOB_QUEUE_URLS: Final = "JOB_QUEUE_URLS"
 ENV_HIGH_QUEUE_URLS: Final = "HIGH_QUEUE_URLS"
+# Each job queue's dead-letter queue (JSON: queue URL -> URL): where the recovery sweep sends the letter
+# of a job it ends dead, so the dead-letter function alerts for it as for any dead job.
+ENV_DEAD_LETTER_QUEUE_URLS: Final = "DEAD_LETTER_QUEUE_URLS"
 # A group's high queue's mapping: small batches, no batching window, a few invocations of its own.
 HIGH_QUEUE_BATCH_SIZE: Final = 10
 HIGH_QUEUE_MAX_CONCURRENCY: Final = 2

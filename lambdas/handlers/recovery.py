@@ -28,7 +28,12 @@ def _sweeper() -> Sweeper:
     recovery = settings.recovery()
     return Sweeper(
         job_store(recovery),
-        JobQueue(recovery.queue_url, recovery.job_queue_urls, recovery.high_queue_urls),
+        JobQueue(
+            recovery.queue_url,
+            recovery.job_queue_urls,
+            recovery.high_queue_urls,
+            recovery.dead_letter_queue_urls,
+        ),
         recovery.grace_seconds,
         recovery.schedule_horizon_seconds,
     )

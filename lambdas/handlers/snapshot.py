@@ -24,6 +24,7 @@ def after_restore() -> None:
 def register() -> bool:
     """Register the restore hook with Lambda's runtime; False where there is no such runtime."""
     try:
+        # Only Lambda's managed runtime has it: importing it is how we learn where we run.
         from snapshot_restore_py import register_after_restore
     except ImportError:  # not Lambda's managed runtime: no snapshot is ever taken
         return False

@@ -446,6 +446,8 @@ class DeadLetterSettings(JobsTableSettings):
 
 class RecoverySettings(JobsTableSettings, HorizonSettings, JobTypesSettings):
     queue_url: str = setting(config.ENV_QUEUE_URL, check=length())
+    # Each job queue's DLQ, where a workflow the sweep ends dead gets its alert.
+    dead_letter_queue_urls: dict[str, str] = setting(config.ENV_DEAD_LETTER_QUEUE_URLS, json_object(str))
     grace_seconds: int = setting(
         config.ENV_RECOVERY_GRACE_SECONDS, integer, config.RECOVERY_GRACE_SECONDS, check=between(ge=0)
     )

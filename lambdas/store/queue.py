@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lambdas import config
-from lambdas.models.job import Priority
+from lambdas.models.job import Job, Priority
 from lambdas.store import clients
 from lambdas.store.codec import NO_OWNER
 
@@ -144,17 +144,35 @@ def parse_job_message(body: str) -> JobMessage:
     return JobMessage(job_id, job_type, owner, wait, priority=priority)
 
 
+def death_letter(job: Job, reason: str) -> dict[str, str]:
+    """A dead job's letter, the attributes of its message on the dead-letter queue: why, and which
+    attempt died (`attemptTotal` never repeats, even across a caller's retry), so the consumer can tell
+    it from a letter about a later life of the job."""
+    return {
+        "reason": reason[:1000],
+        "jobId": job.job_id,
+        "attempt": str(job.attempts),
+        "attemptTotal": str(job.attempt_total),
+    }
+
+
 class JobQueue:
     """A function's job queue (`url`), the queues of the job types that run in functions of their own
-    (`routes`: type -> URL), and each queue's high queue (`high`: URL -> URL): a job is always sent
-    to its type's queue, or to that queue's high queue when it is `high`."""
+    (`routes`: type -> URL), each queue's high queue (`high`: URL -> URL) and dead-letter queue
+    (`dead_letters`: URL -> URL): a job is always sent to its type's queue, or to that queue's high
+    queue when it is `high`, and its letter to that queue's dead-letter queue."""
 
     def __init__(
-        self, queue_url: str, routes: Mapping[str, str] | None = None, high: Mapping[str, str] | None = None
+        self,
+        queue_url: str,
+        routes: Mapping[str, str] | None = None,
+        high: Mapping[str, str] | None = None,
+        dead_letters: Mapping[str, str] | None = None,
     ) -> None:
         self.url = queue_url
         self._routes = dict(routes or {})
         self._high = dict(high or {})
+        self._dead_letters = dict(dead_letters or {})
 
     @property
     def _sqs(self) -> Any:
@@ -163,7 +181,11 @@ class JobQueue:
     def for_type(self, job_type: str) -> "JobQueue":
         """The queue of `job_type`'s function: this one for a type without a function of its own."""
         url = self._routes.get(job_type, self.url)
-        return self if url == self.url else JobQueue(url, self._routes, self._high)
+        return self if url == self.url else JobQueue(url, self._routes, self._high, self._dead_letters)
+
+    def dead_letters_for(self, job_type: str) -> "JobQueue":
+        """The dead-letter queue of `job_type`'s queue, where a letter about its dead job goes."""
+        return JobQueue(self._dead_letters[self._routes.get(job_type, self.url)])
 
     def url_for(self, job_type: str, priority: Priority) -> str:
         """Where a job of `job_type` and `priority` is sent: the one routing rule."""

@@ -5,7 +5,16 @@ from typing import Any
 import pytest
 
 from lambdas import config
-from tests.infra.cfn import concrete, function, functions, logical_id, render, resources
+from tests.infra.cfn import (
+    concrete,
+    function,
+    functions,
+    grants,
+    logical_id,
+    render,
+    resources,
+    role_statements,
+)
 from tests.infra.conftest import CUSTOM_CONTEXT
 
 pytestmark = pytest.mark.xdist_group("infra-template")
@@ -174,6 +183,35 @@ def test_every_function_that_sends_jobs_knows_each_queues_high_queue(template: d
         parts = variables[config.ENV_HIGH_QUEUE_URLS]["Fn::Join"][1]
         refs = [p["Ref"] for p in parts if isinstance(p, dict)]
         assert dict(zip(refs[::2], refs[1::2], strict=True)) == pairs
+
+
+def test_the_recovery_function_sends_letters_to_each_job_queues_own_dlq_and_to_no_other_queue(
+    template: dict[str, Any],
+) -> None:
+    """The sweep's letter of a workflow it ends dead goes to its group's DLQ: the recovery function knows
+    each job queue's DLQ (its redrive target) and may SendMessage to every worker's DLQ, nothing more on
+    them. Seen to fail with DEAD_LETTER_QUEUE_URLS left out of `job_types_environment` (synth refuses:
+    RecoverySettings requires it), and with `Resource.EVERY_DEAD_LETTER_QUEUE` dropped from the recovery row of `infra/access.py`."""
+    queues = template["Resources"]
+    dead_letter_of = {
+        mapping["EventSourceArn"]["Fn::GetAtt"][0]: queues[mapping["EventSourceArn"]["Fn::GetAtt"][0]][
+            "Properties"
+        ]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+        for worker_id, _ in functions(template, "worker")
+        for mapping in _mappings_of(template, worker_id)
+    }
+    assert len(set(dead_letter_of.values())) >= 2  # the shared worker's and a group's
+    props = function(template, "recovery")[1]["Properties"]
+    parts = props["Environment"]["Variables"][config.ENV_DEAD_LETTER_QUEUE_URLS]["Fn::Join"][1]
+    refs = [p["Ref"] for p in parts if isinstance(p, dict)]
+    assert dict(zip(refs[::2], refs[1::2], strict=True)) == dead_letter_of
+
+    on_dead_letters = {
+        (action, rendered)
+        for action, rendered in grants(role_statements(template, props["Role"]))
+        if "DeadLetterQueue" in rendered
+    }
+    assert on_dead_letters == {("sqs:SendMessage", f"Arn({dlq})") for dlq in dead_letter_of.values()}
 
 
 def _recovery_rule(template: dict[str, Any]) -> dict[str, Any]:

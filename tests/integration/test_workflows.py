@@ -227,12 +227,9 @@ def test_a_dead_workflows_retry_runs_it_again_from_its_first_step(pipeline: Pipe
     ]
 
 
-def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
-    pipeline: Pipeline, engine: Any, clock: Clock
-) -> None:
-    """Lambda ended the execution at its timeout without the job's end: the sweep past the deadline
-    writes `dead` with the reason, once. Seen failing with `Sweeper._settle`'s `_timed_out_workflow`
-    check removed (the sleeping workflow stayed `waiting` for good)."""
+def timed_out_workflow(pipeline: Pipeline, engine: Any, clock: Clock) -> str:
+    """A workflow sleeping for an hour whose execution Lambda ended at its timeout (no end written),
+    the clock past its deadline; its job id."""
     from lambdas import config
     from tests.support.stores import store_from_env
 
@@ -241,8 +238,18 @@ def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
     wait_until(lambda: (pipeline.job(job_id).get("waitingFor") or {}).get("limit") == "sleep")
     arn = store_from_env(pipeline.env).workflows().execution_arn(job_id)
     assert arn
-    engine.stop(arn, "Execution timed out")  # as Lambda's timeout ends it: no end written
+    engine.stop(arn, "Execution timed out")
     clock.advance(config.WORKFLOW_EXECUTION_TIMEOUT_SECONDS + 1)
+    return job_id
+
+
+def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
+    pipeline: Pipeline, engine: Any, clock: Clock
+) -> None:
+    """Lambda ended the execution at its timeout without the job's end: the sweep past the deadline
+    writes `dead` with the reason, once. Seen failing with `Sweeper._settle`'s `_timed_out_workflow`
+    check removed (the sleeping workflow stayed `waiting` for good)."""
+    job_id = timed_out_workflow(pipeline, engine, clock)
 
     first = pipeline.run_recovery()
     again = pipeline.run_recovery()
@@ -251,6 +258,42 @@ def test_a_workflow_past_its_execution_timeout_ends_dead_once_by_the_sweep(
     assert job["status"] == "dead"
     assert "execution timeout" in job["lastError"]
     assert (first["workflowsTimedOut"], again["workflowsTimedOut"]) == (1, 0)
+
+
+def test_a_workflow_the_sweep_ends_dead_raises_one_alert_and_no_other_sweep_another(
+    pipeline: Pipeline, engine: Any, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workflow the sweep writes `dead` (its execution timed out) is counted in one alert, as any dead
+    job is: the sweep sends its letter to its group's DLQ and the dead-letter function alerts once. A
+    sweep that overlapped it (it read the job still `waiting`) and a later one send nothing. Seen failing
+    with the forward in `Sweeper._timed_out_workflow` removed (no letter, no alert), and with it moved
+    above the fenced `workflows.die` (the overlapping sweep's letter too: two on the DLQ)."""
+    from lambdas.models.job import JobStatus
+    from lambdas.store.jobs import JobStore
+    from tests.support.stores import store_from_env
+
+    job_id = timed_out_workflow(pipeline, engine, clock)
+    read_before = list(store_from_env(pipeline.env).by_status(JobStatus.WAITING))
+    assert [job.job_id for job in read_before] == [job_id]
+
+    first = pipeline.run_recovery()
+    later = pipeline.run_recovery()
+    monkeypatch.setattr(
+        JobStore,
+        "by_status",
+        lambda _, status, due_before=None: read_before if status is JobStatus.WAITING else [],
+    )
+    overlapping = pipeline.run_recovery()
+    letters = sum(pipeline.visible(url) for url in (pipeline.dlq_url, *pipeline.group_dlq_urls))
+    pipeline.drain()
+
+    assert [r["workflowsTimedOut"] for r in (first, later, overlapping)] == [1, 0, 0]
+    assert [r["errors"] for r in (first, later, overlapping)] == [0, 0, 0]
+    assert letters == 1
+    (alert,) = pipeline.alerts()
+    assert alert["jobId"] == job_id
+    assert "execution timeout" in alert["lastError"]
+    assert pipeline.job(job_id)["status"] == "dead"
 
 
 def test_a_workflow_types_limit_applies_to_starting_its_execution(

@@ -88,6 +88,7 @@ def test_a_nonsense_tunable_is_refused() -> None:
             {
                 config.ENV_JOBS_TABLE: "jobs",
                 config.ENV_QUEUE_URL: "q",
+                config.ENV_DEAD_LETTER_QUEUE_URLS: '{"q": "dlq"}',
                 config.ENV_RECOVERY_GRACE_SECONDS: "-1",
             }
         )

@@ -63,7 +63,7 @@ from lambdas.redaction import redact, redact_value
 from lambdas.store.errors import NotClaimableError, StaleAttemptError, WaitedTooLongError
 from lambdas.store.jobs import Ended, JobStore
 from lambdas.store.limits import LimitStore
-from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, parse_job_message
+from lambdas.store.queue import JobQueue, MalformedMessageError, Wait, death_letter, parse_job_message
 
 if TYPE_CHECKING:  # Powertools' data classes load with the worker's first batch (lambdas.handlers.worker)
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -479,7 +479,7 @@ class Worker:
             return self._stale(message, job, recorded)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
         _log_finished_parent(ended)
-        self._forward(message, _death(job, error))
+        self._forward(message, death_letter(job, error))
         elapsed = _elapsed_ms(started) if started is not None else None
         return MessageResult(message.message_id, Outcome.DEAD, job.job_type, elapsed)
 
@@ -488,7 +488,7 @@ class Worker:
             return self._poison(message, f"no job {job_id}")
         if job.status is JobStatus.DEAD and not job.alerted:
             # Dead, but its alert was never raised (the forward to the DLQ failed): forward again.
-            self._forward(message, _death(job, job.last_error or "dead"))
+            self._forward(message, death_letter(job, job.last_error or "dead"))
             return MessageResult(message.message_id, Outcome.DEAD, job.job_type)
         early = job.run_at / 1000 - self._store.now()
         if job.status is JobStatus.PENDING and early > 0:
@@ -539,17 +539,6 @@ class _Sent:
     job_type: str
     owner: str
     priority: Priority
-
-
-def _death(job: Job, reason: str) -> dict[str, str]:
-    """A dead job's letter: why, and which attempt died (`attemptTotal` never repeats, even across a
-    caller's retry), so the consumer can tell it from a letter about a later life of the job."""
-    return {
-        "reason": reason,
-        "jobId": job.job_id,
-        "attempt": str(job.attempts),
-        "attemptTotal": str(job.attempt_total),
-    }
 
 
 def _log_finished_parent(ended: Ended) -> None:

@@ -8,8 +8,13 @@
   whose last step was interrupted), else checked again later.
 - `processing` or `waiting` workflows past their execution's deadline: Lambda timed the execution out
   (durableConfig executionTimeout), so it never wrote the job's end; the sweep writes it, `dead` with
-  the reason, fenced on the job still running that execution, so once. A workflow handed over whose
-  execution never started (no ARN) is requeued as any expired lease is.
+  the reason, fenced on the job still running that execution, so once. Then its letter goes to its
+  worker group's dead-letter queue, as the worker's and the workflow's own do, so it is counted in
+  one alert like every dead job. Only the sweep whose write took sends it, so a later sweep (which no
+  longer sees a dead job) never alerts again. Should the send fail after the write, the job stays dead
+  without an alert: the sweep logs an error and counts it in its report's `errors` (no sweep could
+  find it again without reading every dead job). A workflow handed over whose execution never started
+  (no ARN) is requeued as any expired lease is.
 - `scheduled` jobs due within the horizon: handed to SQS with the delay left (`start_times`). A
   scheduled job is never taken for a lost one: it is in a state of its own, which the passes above
   never read.
@@ -27,7 +32,7 @@ from lambdas.models.job import Job, JobStatus
 from lambdas.observability import log_transition, logger
 from lambdas.store.errors import StaleAttemptError
 from lambdas.store.jobs import JobStore
-from lambdas.store.queue import JobQueue
+from lambdas.store.queue import JobQueue, death_letter, job_message
 
 
 @dataclass
@@ -134,4 +139,13 @@ class Sweeper:
             return True  # it ended, or was cancelled, meanwhile
         report.workflows_timed_out += 1
         log_transition(job.job_id, job.job_type, job.status, JobStatus.DEAD, job.attempts, reason)
+        try:
+            self._queue.dead_letters_for(job.job_type).forward(
+                job_message(job.job_id), death_letter(job, reason)
+            )
+        except Exception as error:
+            logger.exception(
+                "a timed-out workflow is dead, but its alert could not be sent", jobId=job.job_id
+            )
+            report.errors.append(f"{job.job_id}: {type(error).__name__}")
         return True

@@ -26,7 +26,7 @@ from lambdas.models.settings import WorkerSettings
 from lambdas.models.waiting import LimitKind, WaitingFor
 from lambdas.observability import log_transition
 from lambdas.store.errors import StaleAttemptError
-from lambdas.store.queue import JobQueue, job_message
+from lambdas.store.queue import JobQueue, death_letter, job_message
 from lambdas.store.workflows import WorkflowStore
 
 _RUNNING = (JobStatus.PROCESSING, JobStatus.WAITING)
@@ -111,13 +111,7 @@ class StoreRuntime:
         with _gone_if_stale():
             self._store.die(job, execution_name(job), error)
         log_transition(job.job_id, job.job_type, JobStatus.PROCESSING, JobStatus.DEAD, job.attempts, error)
-        letter = {
-            "reason": error[:1000],
-            "jobId": job.job_id,
-            "attempt": str(job.attempts),
-            "attemptTotal": str(job.attempt_total),
-        }
-        self._dead_letters.forward(job_message(job.job_id), letter)
+        self._dead_letters.forward(job_message(job.job_id), death_letter(job, error))
 
     def _running(self, job_id: str) -> Job:
         job = self._store.get(job_id)
