@@ -117,7 +117,7 @@ def test_a_dead_job_is_found_explained_and_retried_to_done(
     shown = _offload(runtime, runtime.api_key, "show", job_id)
 
     assert listed.returncode == 0, listed.stderr
-    assert _row(listed.stdout, job_id)[1:4] == ["test_blocked", "dead", "1/1"]
+    assert _row(listed.stdout, job_id)[1:5] == ["test_blocked", "dead", "normal", "1/1"]
     assert f"blocked by {blocker}" in listed.stdout
     assert shown.returncode == 0, shown.stderr
     assert f"  last error    blocked by {blocker}" in shown.stdout.splitlines()
