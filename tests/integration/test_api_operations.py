@@ -81,7 +81,7 @@ def test_a_list_pages_with_its_cursor_without_repeating_a_job(pipeline: Pipeline
     summary = call(pipeline, ALPHA, "GET", "/jobs?limit=1").body["jobs"][0]
     assert set(summary) == {
         "jobId", "type", "status", "attempts", "maxAttempts", "createdAt", "updatedAt", "statusAt",
-        "lastError", "parentId",
+        "lastError", "parentId", "priority",
     }  # fmt: skip
 
 
