@@ -162,6 +162,7 @@ def test_a_function_reads_its_settings_without_pydantic(handler: str, loader: st
         "QUEUE_URL": "https://queue",
         "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:alerts",
         "SCHEDULES_TABLE_NAME": "schedules",
+        "DEAD_LETTER_QUEUE_URLS": '{"https://queue": "https://dlq"}',
     }
     loaded = probe(
         handler,
