@@ -169,11 +169,7 @@ class JobTypeCatalog:
         over what its type declares is a limit the worker can apply (`burst` needs a `perSecond`, its own
         or the type's)."""
         declared = {t.name: t.limits for t in self.types}
-        unknown = sorted(set(overrides) - set(declared))
-        if unknown:
-            raise JobTypesError(
-                f"jobLimits: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(declared))})"
-            )
+        _refuse_unknown("jobLimits", overrides, declared)
         for name, fields in overrides.items():
             try:
                 (declared[name] or Limit()).overridden(dict(fields))
@@ -184,11 +180,7 @@ class JobTypeCatalog:
         """`retryPolicies` may name any type the stack runs, and each override must make a valid policy
         over what its type declares (a base above the type's cap is refused here, not at run time)."""
         declared = {t.name: t.retry for t in self.types}
-        unknown = sorted(set(overrides) - set(declared))
-        if unknown:
-            raise JobTypesError(
-                f"retryPolicies: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(declared))})"
-            )
+        _refuse_unknown("retryPolicies", overrides, declared)
         for name, fields in overrides.items():
             try:
                 declared[name].overridden(dict(fields))
@@ -412,3 +404,12 @@ def _secret_problems(names: Iterable[str]) -> Iterator[str]:
     for name in names:
         if not isinstance(name, str) or not _SECRET_NAME.fullmatch(name):
             yield f"secret name {name!r} is not 1..64 letters, digits, - or _"
+
+
+def _refuse_unknown(context_key: str, named: Iterable[str], known: Iterable[str]) -> None:
+    """A context key keyed by job type may name only types the stack runs."""
+    unknown = sorted(set(named) - set(known))
+    if unknown:
+        raise JobTypesError(
+            f"{context_key}: no job type {', '.join(map(repr, unknown))} (known: {', '.join(sorted(known))})"
+        )
